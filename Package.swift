@@ -1,0 +1,60 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+  name: "ListStore",
+  platforms: [.macOS(.v15)],
+  products: [
+    .library(name: "ListStore", targets: ["ListStore"]),
+    .library(name: "Observable2D", targets: ["Observable2D"]),
+    .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
+    .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
+    .executable(name: "liststore", targets: ["liststore"]),
+  ],
+  targets: [
+    // The only C: Debian's libsqlite3-dev.
+    .systemLibrary(
+      name: "CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+    // SQLite wrapper: connections, statements, errors, transactions.
+    .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
+    // Observables, subjects, disposables and operators.
+    .target(name: "ReactiveCore"),
+    // Sections of items, changesets, diff and the headless table view.
+    .target(name: "Observable2D", dependencies: ["ReactiveCore"]),
+    // Repository, migrations, ordering keys and the change feed.
+    .target(
+      name: "ListStore",
+      dependencies: ["SQLiteKit", "Observable2D", "ReactiveCore"],
+      plugins: ["EmbedMigrations"]
+    ),
+    // The command table, argument parser, help and rendering of `liststore`.
+    .target(name: "ListStoreCLI", dependencies: ["ListStore"]),
+    .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
+
+    // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.
+    .executableTarget(name: "migration-embedder", path: "Plugins/MigrationEmbedder"),
+    .plugin(
+      name: "EmbedMigrations",
+      capability: .buildTool(),
+      dependencies: ["migration-embedder"]
+    ),
+
+    .target(
+      name: "TestSupport",
+      dependencies: ["ListStore", "SQLiteKit", "Observable2D"],
+      path: "Tests/TestSupport"
+    ),
+    .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
+    .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
+    .testTarget(name: "Observable2DTests", dependencies: ["Observable2D", "ReactiveCore"]),
+    .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "SQLiteKit", "TestSupport"]),
+    .testTarget(
+      name: "ListStoreCLITests",
+      dependencies: ["ListStoreCLI", "ListStore", "TestSupport", "liststore"]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)
