@@ -41,6 +41,7 @@ source += "  ]\n}\n"
 do {
   try source.write(toFile: output, atomically: true, encoding: .utf8)
 } catch {
-  FileHandle.standardError.write(Data("migration-embedder: cannot write \(output): \(error)\n".utf8))
+  FileHandle.standardError.write(
+    Data("migration-embedder: cannot write \(output): \(error)\n".utf8))
   exit(1)
 }

@@ -1,0 +1,307 @@
+import SQLiteKit
+
+/// The rows of one list, read and written inside a caller's transaction, with values
+/// and metadata as JSON text. Every structural change writes exactly one section or
+/// item row: positions come from ``PositionKey``, never from renumbering.
+///
+/// Index paths are resolved with ordered index scans (`LIMIT 1 OFFSET n`), so
+/// addressing row `n` costs O(n) index steps; ids cost O(log n).
+struct ListRows {
+  let db: Connection
+  let listID: Int64
+
+  init(db: Connection, listID: Int64) throws(ListStoreError) {
+    self.db = db
+    self.listID = listID
+  }
+
+  /// Verifies that the list still exists (it may have been deleted by another
+  /// process since the handle was made).
+  static func checked(db: Connection, listID: Int64, name: String) throws -> ListRows {
+    guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+      throw ListStoreError.listNotFound(name: name)
+    }
+    return try ListRows(db: db, listID: listID)
+  }
+
+  // MARK: Sections
+
+  func sectionCount() throws -> Int {
+    Int(try db.scalarInt64("SELECT count(*) FROM sections WHERE list_id = ?", listID) ?? 0)
+  }
+
+  /// The id of the section at `index`.
+  func sectionID(at index: Int) throws -> Int64 {
+    if index >= 0,
+      let id = try db.scalarInt64(
+        "SELECT id FROM sections WHERE list_id = ? ORDER BY position LIMIT 1 OFFSET ?", listID,
+        index)
+    {
+      return id
+    }
+    throw ListStoreError.sectionOutOfRange(index: index, count: try sectionCount())
+  }
+
+  /// Checks that section `id` belongs to this list.
+  func checkSection(id: Int64) throws {
+    guard
+      try db.scalarInt64("SELECT 1 FROM sections WHERE id = ? AND list_id = ?", id, listID) != nil
+    else { throw ListStoreError.sectionNotFound(id: id) }
+  }
+
+  /// The keys around gap `index` among the list's sections, leaving out `excluded`.
+  private func sectionGap(at index: Int, excluding excluded: Int64 = 0) throws -> (String?, String?)
+  {
+    try gap(in: .sections, parent: listID, excluding: excluded, at: index) { limit in
+      ListStoreError.sectionInsertionOutOfRange(index: index, limit: limit)
+    }
+  }
+
+  func insertSection(metadata: String, at index: Int?) throws -> Int64 {
+    let position: String
+    if let index {
+      let (lower, upper) = try sectionGap(at: index)
+      position = try PositionKey.between(lower, upper)
+    } else {
+      let last = try db.scalarText("SELECT max(position) FROM sections WHERE list_id = ?", listID)
+      position = try PositionKey.between(last, nil)
+    }
+    try db.run(
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, json(?))", listID, position,
+      metadata)
+    return db.lastInsertRowID
+  }
+
+  func deleteSection(id: Int64) throws {
+    try checkSection(id: id)
+    try db.run("DELETE FROM sections WHERE id = ?", id)
+  }
+
+  /// Moves section `id` so that it ends at `index`.
+  func moveSection(id: Int64, to index: Int) throws {
+    try checkSection(id: id)
+    let (lower, upper) = try sectionGap(at: index, excluding: id)
+    let current = try db.scalarText("SELECT position FROM sections WHERE id = ?", id)
+    if let current, isBetween(current, lower, upper) { return }  // Already there.
+    try db.run(
+      "UPDATE sections SET position = ? WHERE id = ?", try PositionKey.between(lower, upper), id)
+  }
+
+  func setMetadata(_ metadata: String, sectionID id: Int64) throws {
+    try checkSection(id: id)
+    try db.run("UPDATE sections SET metadata = json(?) WHERE id = ?", metadata, id)
+  }
+
+  // MARK: Items
+
+  func itemCount(sectionID: Int64) throws -> Int {
+    Int(try db.scalarInt64("SELECT count(*) FROM items WHERE section_id = ?", sectionID) ?? 0)
+  }
+
+  /// The id of the item at `row` of section number `section`.
+  func itemID(section: Int, row: Int) throws -> Int64 {
+    let sectionID = try sectionID(at: section)
+    if row >= 0,
+      let id = try db.scalarInt64(
+        "SELECT id FROM items WHERE section_id = ? ORDER BY position LIMIT 1 OFFSET ?", sectionID,
+        row)
+    {
+      return id
+    }
+    throw ListStoreError.itemOutOfRange(
+      section: section, row: row, count: try itemCount(sectionID: sectionID))
+  }
+
+  /// Checks that item `id` belongs to this list.
+  func checkItem(id: Int64) throws {
+    guard
+      try db.scalarInt64(
+        "SELECT 1 FROM items i JOIN sections s ON s.id = i.section_id WHERE i.id = ? AND s.list_id = ?",
+        id, listID) != nil
+    else { throw ListStoreError.itemNotFound(id: id) }
+  }
+
+  private func itemGap(sectionID: Int64, section: Int, at row: Int, excluding excluded: Int64 = 0)
+    throws -> (String?, String?)
+  {
+    try gap(in: .items, parent: sectionID, excluding: excluded, at: row) { limit in
+      ListStoreError.insertionOutOfRange(section: section, row: row, limit: limit)
+    }
+  }
+
+  /// Inserts an item into section number `section`, at `row` or at the end.
+  func insertItem(value: String, section: Int, row: Int?) throws -> Int64 {
+    let sectionID = try sectionID(at: section)
+    let position: String
+    if let row {
+      let (lower, upper) = try itemGap(sectionID: sectionID, section: section, at: row)
+      position = try PositionKey.between(lower, upper)
+    } else {
+      position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
+    }
+    try db.run(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))", sectionID, position,
+      value)
+    return db.lastInsertRowID
+  }
+
+  /// Appends many items to one section with one prepared statement.
+  func appendItems(values: [String], sectionID: Int64) throws -> [Int64] {
+    let keys = try PositionKey.keys(
+      between: try lastItemPosition(sectionID: sectionID), nil, count: values.count)
+    let insert = try db.cachedStatement(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))")
+    var ids: [Int64] = []
+    ids.reserveCapacity(values.count)
+    for (value, key) in zip(values, keys) {
+      try insert.bind(sectionID, at: 1)
+      try insert.bind(key, at: 2)
+      try insert.bind(value, at: 3)
+      try insert.run()
+      ids.append(db.lastInsertRowID)
+    }
+    return ids
+  }
+
+  private func lastItemPosition(sectionID: Int64) throws -> String? {
+    try db.scalarText("SELECT max(position) FROM items WHERE section_id = ?", sectionID)
+  }
+
+  func deleteItem(id: Int64) throws {
+    try checkItem(id: id)
+    try db.run("DELETE FROM items WHERE id = ?", id)
+  }
+
+  /// Moves item `id` to `row` of section number `section`, `row` counted after the move.
+  func moveItem(id: Int64, toSection section: Int, row: Int) throws {
+    try checkItem(id: id)
+    let target = try sectionID(at: section)
+    let (lower, upper) = try itemGap(sectionID: target, section: section, at: row, excluding: id)
+    let statement = try db.cachedStatement("SELECT section_id, position FROM items WHERE id = ?")
+    try statement.bind(id, at: 1)
+    var current: (section: Int64, position: String)?
+    if try statement.step() { current = (statement.int64(at: 0), statement.string(at: 1)) }
+    statement.reset()
+    if let current, current.section == target, isBetween(current.position, lower, upper) { return }
+    try db.run(
+      "UPDATE items SET section_id = ?, position = ? WHERE id = ?", target,
+      try PositionKey.between(lower, upper), id)
+  }
+
+  func setValue(_ value: String, itemID id: Int64) throws {
+    try checkItem(id: id)
+    try db.run("UPDATE items SET value = json(?) WHERE id = ?", value, id)
+  }
+
+  // MARK: Helpers
+
+  /// The two ordered tables, with the column naming each row's parent.
+  private enum Table: String {
+    case sections, items
+    var parentColumn: String { self == .sections ? "list_id" : "section_id" }
+  }
+
+  /// The position keys on both sides of gap `index` (0 = before the first row) among
+  /// the rows of `parent` other than `excluded`; throws `outOfRange(count)` when the
+  /// gap does not exist.
+  private func gap(
+    in table: Table, parent: Int64, excluding excluded: Int64, at index: Int,
+    outOfRange: (Int) -> ListStoreError
+  ) throws -> (String?, String?) {
+    let rows = "FROM \(table.rawValue) WHERE \(table.parentColumn) = ? AND id <> ?"
+    let count = { Int(try db.scalarInt64("SELECT count(*) \(rows)", parent, excluded) ?? 0) }
+    guard index >= 0 else { throw outOfRange(try count()) }
+    let statement = try db.cachedStatement(
+      "SELECT position \(rows) ORDER BY position LIMIT ? OFFSET ?")
+    try statement.bind(parent, at: 1)
+    try statement.bind(excluded, at: 2)
+    try statement.bind(Int64(index == 0 ? 1 : 2), at: 3)
+    try statement.bind(Int64(max(index - 1, 0)), at: 4)
+    var keys: [String] = []
+    try statement.forEachRow { keys.append($0.string(at: 0)) }
+    if index == 0 { return (nil, keys.first) }
+    guard let lower = keys.first else { throw outOfRange(try count()) }
+    return (lower, keys.count > 1 ? keys[1] : nil)
+  }
+
+  /// Whether `key` sorts strictly between the bounds, in SQLite's byte order.
+  private func isBetween(_ key: String, _ lower: String?, _ upper: String?) -> Bool {
+    (lower.map { $0.utf8.lexicographicallyPrecedes(key.utf8) } ?? true)
+      && (upper.map { key.utf8.lexicographicallyPrecedes($0.utf8) } ?? true)
+  }
+}
+
+/// One stored row as JSON text with its position key.
+package struct StoredRow: Sendable, Hashable {
+  /// The row's id.
+  package var id: Int64
+  /// Its position key among its siblings.
+  package var position: String
+  /// Its value (items) or metadata (sections) as JSON text.
+  package var json: String
+}
+
+/// A section row with its item rows in order.
+package struct StoredSection: Sendable, Hashable {
+  /// The section row itself; `json` is its metadata.
+  package var row: StoredRow
+  /// Its items in position order.
+  package var items: [StoredRow]
+}
+
+extension ListRows {
+  /// Every section with its items, in order, as stored.
+  func snapshot() throws -> [StoredSection] {
+    let statement = try db.cachedStatement(
+      """
+      SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
+      FROM sections s LEFT JOIN items i ON i.section_id = s.id
+      WHERE s.list_id = ? ORDER BY s.position, i.position
+      """)
+    try statement.bind(listID, at: 1)
+    var sections: [StoredSection] = []
+    try statement.forEachRow { row in
+      let sectionID = row.int64(at: 0)
+      if sections.last?.row.id != sectionID {
+        sections.append(
+          StoredSection(
+            row: StoredRow(id: sectionID, position: row.string(at: 1), json: row.string(at: 2)),
+            items: []))
+      }
+      if !row.isNull(at: 3) {
+        sections[sections.count - 1].items.append(
+          StoredRow(id: row.int64(at: 3), position: row.string(at: 4), json: row.string(at: 5)))
+      }
+    }
+    return sections
+  }
+
+  /// One section with its items.
+  func section(id: Int64) throws -> StoredSection {
+    let statement = try db.cachedStatement(
+      "SELECT id, position, metadata FROM sections WHERE id = ? AND list_id = ?")
+    try statement.bind(id, at: 1)
+    try statement.bind(listID, at: 2)
+    guard try statement.step() else {
+      statement.reset()
+      throw ListStoreError.sectionNotFound(id: id)
+    }
+    let row = StoredRow(id: id, position: statement.string(at: 1), json: statement.string(at: 2))
+    statement.reset()
+    let items = try db.cachedStatement(
+      "SELECT id, position, value FROM items WHERE section_id = ? ORDER BY position")
+    try items.bind(id, at: 1)
+    var rows: [StoredRow] = []
+    try items.forEachRow {
+      rows.append(
+        StoredRow(id: $0.int64(at: 0), position: $0.string(at: 1), json: $0.string(at: 2)))
+    }
+    return StoredSection(row: row, items: rows)
+  }
+
+  /// One item's value.
+  func itemValue(id: Int64) throws -> String {
+    try checkItem(id: id)
+    return try db.scalarText("SELECT value FROM items WHERE id = ?", id) ?? "null"
+  }
+}

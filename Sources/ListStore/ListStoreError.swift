@@ -1,0 +1,119 @@
+public import SQLiteKit
+
+/// What can go wrong in a ListStore operation, as values with messages that say what
+/// happened and what to do.
+///
+/// Errors from a failed write leave the database as it was: every write is one
+/// transaction that rolls back on any error.
+public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible {
+  /// No list has this name.
+  case listNotFound(name: String)
+  /// A list with this name exists already.
+  case listExists(name: String)
+  /// A list name was empty (or only white space).
+  case emptyName
+  /// A section index is outside `0..<count`.
+  case sectionOutOfRange(index: Int, count: Int)
+  /// An item's row is outside `0..<count` of its section.
+  case itemOutOfRange(section: Int, row: Int, count: Int)
+  /// An insertion or move target row is outside `0...limit`.
+  case insertionOutOfRange(section: Int, row: Int, limit: Int)
+  /// A section insertion or move target index is outside `0...limit`.
+  case sectionInsertionOutOfRange(index: Int, limit: Int)
+  /// An index path did not have exactly two indexes (section, row).
+  case invalidIndexPath(String)
+  /// No section has this id in the list.
+  case sectionNotFound(id: Int64)
+  /// No item has this id in the list.
+  case itemNotFound(id: Int64)
+  /// A value or metadata was not valid JSON.
+  case invalidJSON(String)
+  /// A stored value could not be decoded into the requested Swift type.
+  case decodingFailed(String)
+  /// A value could not be encoded as JSON.
+  case encodingFailed(String)
+  /// An import file did not have the shape `export` writes.
+  case invalidImport(String)
+  /// The file exists but is not a SQLite database.
+  case notADatabase(path: String)
+  /// The file is a SQLite database that ListStore did not create.
+  case notAListStoreDatabase(path: String)
+  /// The database was written by a newer ListStore.
+  case schemaTooNew(path: String, version: Int, supported: Int)
+  /// The database cannot be written (read-only file, folder or medium).
+  case readOnly(path: String)
+  /// The database's folder does not exist and cannot be created.
+  case cannotCreateFolder(path: String, reason: String)
+  /// The database file cannot be opened.
+  case cannotOpen(path: String, reason: String)
+  /// The disk (or the database's size limit) is full.
+  case diskFull(path: String)
+  /// Another connection held the write lock for longer than the busy timeout.
+  case busy(path: String, timeout: Duration)
+  /// Rows carry position keys that ListStore cannot order between.
+  case malformedPosition(String)
+  /// Any other SQLite failure.
+  case sqlite(SQLiteError)
+
+  /// One sentence: what went wrong, and what to do about it.
+  public var description: String {
+    switch self {
+    case .listNotFound(let name):
+      "no list named \(quoted(name)); see 'liststore lists' for the lists there are"
+    case .listExists(let name):
+      "a list named \(quoted(name)) already exists; choose another name or remove it first"
+    case .emptyName:
+      "a list name cannot be empty"
+    case .sectionOutOfRange(let index, let count):
+      "section \(index) does not exist: the list has \(count) section\(count == 1 ? "" : "s")"
+        + (count > 0 ? " (0…\(count - 1))" : "")
+    case .itemOutOfRange(let section, let row, let count):
+      "item \(section):\(row) does not exist: section \(section) has \(count) item\(count == 1 ? "" : "s")"
+        + (count > 0 ? " (rows 0…\(count - 1))" : "")
+    case .insertionOutOfRange(let section, let row, let limit):
+      "row \(row) is out of range for section \(section): use a row from 0 to \(limit)"
+    case .sectionInsertionOutOfRange(let index, let limit):
+      "section index \(index) is out of range: use an index from 0 to \(limit)"
+    case .invalidIndexPath(let path):
+      "invalid index path \(path): give a section and a row"
+    case .sectionNotFound(let id):
+      "no section with id \(id) in this list"
+    case .itemNotFound(let id):
+      "no item with id \(id) in this list"
+    case .invalidJSON(let detail):
+      "invalid JSON: \(detail)"
+    case .decodingFailed(let detail):
+      "cannot decode a stored value: \(detail)"
+    case .encodingFailed(let detail):
+      "cannot encode the value as JSON: \(detail)"
+    case .invalidImport(let detail):
+      "cannot import: \(detail)"
+    case .notADatabase(let path):
+      "\(path) is not a SQLite database; choose another file with --db"
+    case .notAListStoreDatabase(let path):
+      "\(path) is a SQLite database, but not a ListStore one; choose another file with --db"
+    case .schemaTooNew(let path, let version, let supported):
+      "\(path) has schema version \(version), newer than this program's \(supported); "
+        + "upgrade liststore to open it"
+    case .readOnly(let path):
+      "\(path) is read-only; nothing was changed"
+    case .cannotCreateFolder(let path, let reason):
+      "cannot create the folder \(path): \(reason)"
+    case .cannotOpen(let path, let reason):
+      "cannot open \(path): \(reason)"
+    case .diskFull(let path):
+      "the disk holding \(path) is full; nothing was changed"
+    case .busy(let path, let timeout):
+      "\(path) stayed locked by another writer for more than \(timeout); try again"
+    case .malformedPosition(let detail):
+      "\(detail); run 'liststore check' to find the damaged rows"
+    case .sqlite(let error):
+      error.description
+    }
+  }
+}
+
+/// `"name"` with quotes and escapes, for messages.
+package func quoted(_ text: String) -> String {
+  text.debugDescription
+}

@@ -1,0 +1,173 @@
+import FoundationEssentials
+import SQLiteKit
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Opens ListStore database files: refuses what is not ours, creates what is missing,
+/// and brings older schemas up to date with the embedded migrations.
+enum Migrator {
+  /// `PRAGMA application_id` of every ListStore database: "LSTO".
+  static let applicationID: Int64 = 0x4C53_544F
+
+  /// The migrations compiled into this program, checked and sorted by number.
+  static let migrations: [(version: Int, sql: String)] = Migration.embedded.compactMap {
+    migration in
+    guard let number = Int(migration.fileName.prefix { $0.isNumber }) else { return nil }
+    return (number, migration.sql)
+  }.sorted { $0.version < $1.version }
+
+  /// The schema version this program writes.
+  static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+  /// Opens the database at `path`, creating its folders and file when missing, and
+  /// migrates it to ``latestVersion``.
+  ///
+  /// A file that is not a SQLite database, a database ListStore did not create, or
+  /// one with a newer schema is refused without being modified.
+  static func open(path: String, busyTimeout: Duration, readOnly forceReadOnly: Bool = false)
+    throws(ListStoreError) -> Connection
+  {
+    let exists = FileManager.default.fileExists(atPath: path)
+    if !exists {
+      if forceReadOnly { throw .cannotOpen(path: path, reason: "the file does not exist") }
+      try createParentFolder(of: path)
+    } else {
+      try checkHeader(path: path)
+    }
+    let readOnly = forceReadOnly || (exists && !isWritable(path: path))
+    let connection: Connection
+    do {
+      connection = try Connection(
+        path: path, mode: readOnly ? .readOnly : .readWriteCreate, busyTimeout: busyTimeout)
+    } catch let error as SQLiteError {
+      throw .cannotOpen(path: path, reason: error.message)
+    } catch {
+      throw .cannotOpen(path: path, reason: "\(error)")
+    }
+    do {
+      let version = try checkSchema(connection, path: path)
+      if version < latestVersion {
+        if readOnly || connection.isReadOnly { throw ListStoreError.readOnly(path: path) }
+        try migrate(connection, path: path)
+      }
+      if !readOnly && !connection.isReadOnly {
+        _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        try connection.execute("PRAGMA synchronous = NORMAL")
+      }
+    } catch let error as ListStoreError {
+      throw error
+    } catch let error as SQLiteError {
+      throw ListStoreError(error, path: path, busyTimeout: busyTimeout)
+    } catch {
+      throw .cannotOpen(path: path, reason: "\(error)")
+    }
+    return connection
+  }
+
+  /// The schema version of a ListStore database; 0 for an empty file.
+  private static func checkSchema(_ connection: Connection, path: String) throws -> Int {
+    let application = try connection.scalarInt64("PRAGMA application_id") ?? 0
+    let version = Int(try connection.scalarInt64("PRAGMA user_version") ?? 0)
+    if application == applicationID {
+      if version > latestVersion {
+        throw ListStoreError.schemaTooNew(path: path, version: version, supported: latestVersion)
+      }
+      return version
+    }
+    let objects = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") ?? 0
+    guard application == 0, version == 0, objects == 0 else {
+      throw ListStoreError.notAListStoreDatabase(path: path)
+    }
+    return 0
+  }
+
+  /// Applies every missing migration, each in its own transaction. The version is
+  /// re-read inside the transaction, so concurrent openers migrate exactly once.
+  private static func migrate(_ connection: Connection, path: String) throws {
+    for migration in migrations {
+      try connection.transaction(.immediate) {
+        let current = try checkSchema(connection, path: path)
+        guard current < migration.version else { return }
+        try connection.execute(migration.sql)
+        try connection.execute("PRAGMA user_version = \(migration.version)")
+      }
+    }
+  }
+
+  private static func createParentFolder(of path: String) throws(ListStoreError) {
+    let folder = parentFolder(of: path)
+    guard !folder.isEmpty else { return }
+    var info = stat()
+    if stat(folder, &info) == 0 {
+      if info.st_mode & S_IFMT != S_IFDIR {
+        throw .cannotCreateFolder(path: folder, reason: "a file is in the way")
+      }
+      return
+    }
+    do {
+      try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    } catch {
+      throw .cannotCreateFolder(path: folder, reason: describe(error))
+    }
+  }
+
+  static func parentFolder(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "" }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+  }
+
+  /// Refuses, without modifying it, a non-empty file that does not start with the
+  /// SQLite header.
+  private static func checkHeader(path: String) throws(ListStoreError) {
+    let descriptor = Glibc.open(path, O_RDONLY)
+    guard descriptor >= 0 else {
+      throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+    }
+    defer { close(descriptor) }
+    var header = [UInt8](repeating: 0, count: 16)
+    let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 16) }
+    if count < 0 {
+      throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+    }
+    if count == 0 { return }  // An empty file becomes a new database.
+    guard count == 16, header == Array("SQLite format 3\0".utf8) else {
+      throw .notADatabase(path: path)
+    }
+  }
+
+  /// Whether the file may be written: some write permission bit is set (also for
+  /// root, who could write anyway, so that a file marked read-only stays untouched),
+  /// and the system grants write access.
+  private static func isWritable(path: String) -> Bool {
+    var info = stat()
+    guard stat(path, &info) == 0 else { return false }
+    return info.st_mode & 0o222 != 0 && access(path, W_OK) == 0
+  }
+
+  private static func describe(_ error: any Error) -> String {
+    if let error = error as? CocoaError, let underlying = error.underlying as? POSIXError {
+      return String(cString: strerror(underlying.code.rawValue))
+    }
+    return "\(error)"
+  }
+}
+
+extension ListStoreError {
+  /// Maps a SQLite failure on the database at `path` to the error users should see.
+  init(_ error: SQLiteError, path: String, busyTimeout: Duration) {
+    switch error.code {
+    case .readOnly: self = .readOnly(path: path)
+    case .full: self = .diskFull(path: path)
+    case .ioError where error.message.contains("disk") || error.message.contains("full"):
+      self = .diskFull(path: path)
+    case .busy, .locked: self = .busy(path: path, timeout: busyTimeout)
+    case .notADatabase: self = .notADatabase(path: path)
+    case .cannotOpen: self = .cannotOpen(path: path, reason: error.message)
+    default: self = .sqlite(error)
+    }
+  }
+}

@@ -1,0 +1,230 @@
+import FoundationEssentials
+import SQLiteKit
+import Synchronization
+
+/// A ListStore database: named lists of sections of items in one SQLite file.
+///
+/// Every write is one `BEGIN IMMEDIATE` transaction: it happens whole or not at all,
+/// waits up to ``busyTimeout`` for other writers (other threads, other processes),
+/// and then fails with ``ListStoreError/busy(path:timeout:)``.
+/// A repository is safe to use from any thread; its calls are serialised.
+///
+/// ```swift
+/// let repository = try Repository(path: "/tmp/cities.sqlite")
+/// let cities = try repository.createList("cities", metadata: SectionMetadata.self, item: String.self)
+/// try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+/// try cities.appendItem("Paris", toSection: 0)
+/// try cities.appendItem("Berlin", toSection: 0)
+/// ```
+public final class Repository: Sendable {
+  /// The database file.
+  public let path: String
+  /// How long a write waits for another writer's lock before failing.
+  public let busyTimeout: Duration
+  /// Whether the database was opened read-only (by request, or because the file
+  /// cannot be written); writes then fail with ``ListStoreError/readOnly(path:)``.
+  public let isReadOnly: Bool
+
+  /// Serialises every use of `connection`.
+  private let lock = Mutex<Void>(())
+  /// Touched only inside `lock.withLock`, which makes the repository `Sendable`.
+  private nonisolated(unsafe) let connection: Connection
+
+  /// Opens the database at `path`, creating the file and its folders when missing
+  /// and migrating it to the current schema.
+  ///
+  /// - Parameters:
+  ///   - path: The database file; ``defaultPath(environment:)`` by default.
+  ///   - busyTimeout: How long a write waits for another writer's lock.
+  ///   - readOnly: Open without ever writing (the file must exist).
+  /// - Throws: ``ListStoreError`` when the file is not a ListStore database, has a
+  ///   newer schema, or cannot be created or opened. Nothing is modified then.
+  public init(
+    path: String = Repository.defaultPath(), busyTimeout: Duration = .seconds(10),
+    readOnly: Bool = false
+  ) throws(ListStoreError) {
+    let connection = try Migrator.open(path: path, busyTimeout: busyTimeout, readOnly: readOnly)
+    self.path = path
+    self.busyTimeout = busyTimeout
+    self.isReadOnly = connection.isReadOnly
+    self.connection = connection
+  }
+
+  /// The database path used when none is given: `$LISTSTORE_DB`, else
+  /// `$XDG_DATA_HOME/liststore/liststore.sqlite`, else
+  /// `~/.local/share/liststore/liststore.sqlite`.
+  /// - Parameter environment: The environment to read; the process's by default.
+  /// - Returns: The path.
+  public static func defaultPath(
+    environment: [String: String] = ProcessInfo.processInfo.environment
+  ) -> String {
+    if let path = environment["LISTSTORE_DB"], !path.isEmpty { return path }
+    let dataHome: String
+    if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+      dataHome = xdg
+    } else {
+      let home =
+        environment["HOME"].flatMap { $0.isEmpty ? nil : $0 }
+        ?? FileManager.default.homeDirectoryForCurrentUser.path
+      dataHome = home + "/.local/share"
+    }
+    return dataHome + "/liststore/liststore.sqlite"
+  }
+
+  /// Runs `body` with the connection, outside any transaction; SQLite errors are
+  /// mapped to ``ListStoreError``.
+  func read<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
+    do {
+      return try lock.withLock { _ throws -> Result in try body(connection) }
+    } catch {
+      throw mapped(error)
+    }
+  }
+
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
+  func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
+    do {
+      return try lock.withLock { _ throws -> Result in
+        if isReadOnly { throw ListStoreError.readOnly(path: path) }
+        return try connection.transaction(.immediate) { try body(connection) }
+      }
+    } catch {
+      throw mapped(error)
+    }
+  }
+
+  private func mapped(_ error: any Error) -> ListStoreError {
+    switch error {
+    case let error as ListStoreError: error
+    case let error as SQLiteError: ListStoreError(error, path: path, busyTimeout: busyTimeout)
+    case let error as PositionKey.InvalidKey: .malformedPosition(error.description)
+    default: .sqlite(SQLiteError(code: .error, message: "\(error)"))
+    }
+  }
+}
+
+// MARK: - Lists
+
+/// A list's name and size, as ``Repository/lists()`` reports it.
+public struct ListSummary: Sendable, Hashable {
+  /// The list's id (stable for its lifetime).
+  public var id: Int64
+  /// The list's unique name.
+  public var name: String
+  /// How many sections it has.
+  public var sectionCount: Int
+  /// How many items its sections hold in all.
+  public var itemCount: Int
+}
+
+extension Repository {
+  /// Creates an empty list.
+  /// - Parameter name: A unique, non-empty name, stored verbatim.
+  /// - Returns: The new list's id.
+  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  @discardableResult
+  public func createList(_ name: String) throws(ListStoreError) -> Int64 {
+    guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    return try write { db in
+      if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
+        throw ListStoreError.listExists(name: name)
+      }
+      try db.run("INSERT INTO lists(name) VALUES (?)", name)
+      return db.lastInsertRowID
+    }
+  }
+
+  /// Creates an empty list and returns a typed handle on it.
+  /// - Parameters:
+  ///   - name: A unique, non-empty name.
+  ///   - metadata: The type of the sections' metadata.
+  ///   - item: The type of the items.
+  /// - Returns: The list.
+  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  public func createList<Metadata: Codable, Item: Codable>(
+    _ name: String, metadata: Metadata.Type, item: Item.Type
+  ) throws(ListStoreError) -> StoredList<Metadata, Item> {
+    StoredList(repository: self, id: try createList(name), name: name)
+  }
+
+  /// A typed handle on an existing list.
+  /// - Parameters:
+  ///   - name: The list's name.
+  ///   - metadata: The type its sections' metadata decodes to.
+  ///   - item: The type its items decode to.
+  /// - Returns: The list.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``.
+  public func list<Metadata: Codable, Item: Codable>(
+    _ name: String, metadata: Metadata.Type, item: Item.Type
+  ) throws(ListStoreError) -> StoredList<Metadata, Item> {
+    StoredList(repository: self, id: try listID(named: name), name: name)
+  }
+
+  /// The id of the list named `name`.
+  /// - Parameter name: The list's name.
+  /// - Returns: Its id.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``.
+  public func listID(named name: String) throws(ListStoreError) -> Int64 {
+    let id = try read { db in try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) }
+    guard let id else { throw .listNotFound(name: name) }
+    return id
+  }
+
+  /// Deletes a list with all its sections and items.
+  /// - Parameter name: The list's name.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``.
+  public func deleteList(_ name: String) throws(ListStoreError) {
+    try write { db in
+      guard try db.run("DELETE FROM lists WHERE name = ?", name) > 0 else {
+        throw ListStoreError.listNotFound(name: name)
+      }
+    }
+  }
+
+  /// Renames a list; its id, sections and items stay as they are.
+  /// - Parameters:
+  ///   - name: The current name.
+  ///   - newName: A unique, non-empty new name.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``,
+  ///   ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  public func renameList(_ name: String, to newName: String) throws(ListStoreError) {
+    guard !newName.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    try write { db in
+      guard let id = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) else {
+        throw ListStoreError.listNotFound(name: name)
+      }
+      if newName == name { return }
+      if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", newName) != nil {
+        throw ListStoreError.listExists(name: newName)
+      }
+      try db.run("UPDATE lists SET name = ? WHERE id = ?", newName, id)
+    }
+  }
+
+  /// Every list, by name, with its section and item counts.
+  /// - Returns: The lists in name order.
+  /// - Throws: ``ListStoreError`` when the database cannot be read.
+  public func lists() throws(ListStoreError) -> [ListSummary] {
+    try read { db in
+      var result: [ListSummary] = []
+      let statement = try db.cachedStatement(
+        """
+        SELECT l.id, l.name,
+          (SELECT count(*) FROM sections s WHERE s.list_id = l.id),
+          (SELECT count(*) FROM sections s JOIN items i ON i.section_id = s.id WHERE s.list_id = l.id)
+        FROM lists l ORDER BY l.name
+        """)
+      try statement.forEachRow { row in
+        result.append(
+          ListSummary(
+            id: row.int64(at: 0), name: row.string(at: 1), sectionCount: row.int(at: 2),
+            itemCount: row.int(at: 3)))
+      }
+      return result
+    }
+  }
+}

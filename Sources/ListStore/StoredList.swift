@@ -1,0 +1,325 @@
+public import FoundationEssentials
+
+/// A typed handle on one stored list: sections whose metadata is `Metadata`, holding
+/// items of type `Item`, both stored as JSON.
+///
+/// Its mutations carry the names of Bond's `MutableObservable2DArray`, and each is
+/// one transaction that writes exactly one section or item row (deleting a section
+/// also deletes its items). Sections and items are addressed by index path, like a
+/// table view does, or by their stable ids, which never change while the row exists.
+///
+/// ```swift
+/// struct City: Codable { var name: String }
+/// let cities = try repository.createList("cities", metadata: SectionMetadata.self, item: City.self)
+/// try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+/// try cities.appendItem(City(name: "Paris"), toSection: 0)
+/// try cities.insert(item: City(name: "Berlin"), at: IndexPath(indexes: [0, 0]))
+/// try cities.moveItem(from: IndexPath(indexes: [0, 0]), to: IndexPath(indexes: [0, 1]))
+/// ```
+public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
+  /// The repository holding the list.
+  public let repository: Repository
+  /// The list's id.
+  public let id: Int64
+  /// The list's name when the handle was made.
+  public let name: String
+
+  private func write<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
+    try repository.write { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
+  }
+
+  private func read<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
+    try repository.read { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
+  }
+
+  private static func split(_ indexPath: IndexPath) throws(ListStoreError) -> (
+    section: Int, row: Int
+  ) {
+    guard indexPath.count == 2 else { throw .invalidIndexPath("\(Array(indexPath))") }
+    return (indexPath[0], indexPath[1])
+  }
+
+  // MARK: - Sections
+
+  /// Adds a section after the last one.
+  /// - Parameter metadata: The new section's metadata.
+  /// - Returns: The section's id.
+  /// - Throws: ``ListStoreError`` when the list is gone or the write fails.
+  @discardableResult
+  public func appendSection(_ metadata: Metadata) throws(ListStoreError) -> Int64 {
+    let json = try ValueCoder.encode(metadata)
+    return try write { rows in try rows.insertSection(metadata: json, at: nil) }
+  }
+
+  /// Inserts a section so that it ends at `index`.
+  /// - Parameters:
+  ///   - metadata: The new section's metadata.
+  ///   - index: Its index, from 0 to the number of sections.
+  /// - Returns: The section's id.
+  /// - Throws: ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
+  @discardableResult
+  public func insert(section metadata: Metadata, at index: Int) throws(ListStoreError) -> Int64 {
+    let json = try ValueCoder.encode(metadata)
+    return try write { rows in try rows.insertSection(metadata: json, at: index) }
+  }
+
+  /// Deletes the section at `index` with all its items.
+  /// - Parameter index: The section's index.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  public func removeSection(at index: Int) throws(ListStoreError) {
+    try write { rows in try rows.deleteSection(id: rows.sectionID(at: index)) }
+  }
+
+  /// Deletes a section with all its items.
+  /// - Parameter id: The section's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  public func removeSection(id: Int64) throws(ListStoreError) {
+    try write { rows in try rows.deleteSection(id: id) }
+  }
+
+  /// Moves the section at `from` so that it ends at index `to`.
+  /// - Parameters:
+  ///   - from: The section's current index.
+  ///   - to: Its index after the move.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``,
+  ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
+  public func moveSection(from: Int, to: Int) throws(ListStoreError) {
+    try write { rows in try rows.moveSection(id: rows.sectionID(at: from), to: to) }
+  }
+
+  /// Moves a section so that it ends at index `to`.
+  /// - Parameters:
+  ///   - id: The section's id.
+  ///   - to: Its index after the move.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``,
+  ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
+  public func moveSection(id: Int64, to: Int) throws(ListStoreError) {
+    try write { rows in try rows.moveSection(id: id, to: to) }
+  }
+
+  /// Replaces the metadata of the section at `index`.
+  /// - Parameters:
+  ///   - metadata: The new metadata.
+  ///   - index: The section's index.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  public func setMetadata(_ metadata: Metadata, forSectionAt index: Int) throws(ListStoreError) {
+    let json = try ValueCoder.encode(metadata)
+    try write { rows in try rows.setMetadata(json, sectionID: rows.sectionID(at: index)) }
+  }
+
+  /// Replaces a section's metadata.
+  /// - Parameters:
+  ///   - metadata: The new metadata.
+  ///   - id: The section's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  public func setMetadata(_ metadata: Metadata, forSectionWithID id: Int64) throws(ListStoreError) {
+    let json = try ValueCoder.encode(metadata)
+    try write { rows in try rows.setMetadata(json, sectionID: id) }
+  }
+
+  // MARK: - Items
+
+  /// Adds an item after the last one of a section.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - section: The section's index.
+  /// - Returns: The item's id.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  @discardableResult
+  public func appendItem(_ item: Item, toSection section: Int) throws(ListStoreError) -> Int64 {
+    let json = try ValueCoder.encode(item)
+    return try write { rows in try rows.insertItem(value: json, section: section, row: nil) }
+  }
+
+  /// Adds items after the last one of a section, in one transaction.
+  /// - Parameters:
+  ///   - items: The values, in order.
+  ///   - section: The section's index.
+  /// - Returns: The items' ids, in order.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  /// - Complexity: O(*m*) for *m* items; the section's size does not matter.
+  @discardableResult
+  public func appendItems(_ items: [Item], toSection section: Int) throws(ListStoreError) -> [Int64]
+  {
+    var values: [String] = []
+    values.reserveCapacity(items.count)
+    for item in items { values.append(try ValueCoder.encode(item)) }
+    return try write { rows in
+      try rows.appendItems(values: values, sectionID: rows.sectionID(at: section))
+    }
+  }
+
+  /// Inserts an item so that it ends at `indexPath`.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - indexPath: Its section and row; the row may be the section's item count.
+  /// - Returns: The item's id.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``,
+  ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
+  @discardableResult
+  public func insert(item: Item, at indexPath: IndexPath) throws(ListStoreError) -> Int64 {
+    let (section, row) = try Self.split(indexPath)
+    let json = try ValueCoder.encode(item)
+    return try write { rows in try rows.insertItem(value: json, section: section, row: row) }
+  }
+
+  /// Deletes the item at `indexPath`.
+  /// - Parameter indexPath: The item's section and row.
+  /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``.
+  public func removeItem(at indexPath: IndexPath) throws(ListStoreError) {
+    let (section, row) = try Self.split(indexPath)
+    try write { rows in try rows.deleteItem(id: rows.itemID(section: section, row: row)) }
+  }
+
+  /// Deletes an item.
+  /// - Parameter id: The item's id.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  public func removeItem(id: Int64) throws(ListStoreError) {
+    try write { rows in try rows.deleteItem(id: id) }
+  }
+
+  /// Moves an item, within its section or to another one.
+  /// - Parameters:
+  ///   - from: The item's index path now.
+  ///   - to: Its index path after the move.
+  /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``,
+  ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
+  public func moveItem(from: IndexPath, to: IndexPath) throws(ListStoreError) {
+    let source = try Self.split(from)
+    let target = try Self.split(to)
+    try write { rows in
+      try rows.moveItem(
+        id: rows.itemID(section: source.section, row: source.row), toSection: target.section,
+        row: target.row)
+    }
+  }
+
+  /// Moves an item so that it ends at `to`.
+  /// - Parameters:
+  ///   - id: The item's id.
+  ///   - to: Its index path after the move.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``,
+  ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
+  public func moveItem(id: Int64, to: IndexPath) throws(ListStoreError) {
+    let target = try Self.split(to)
+    try write { rows in try rows.moveItem(id: id, toSection: target.section, row: target.row) }
+  }
+
+  /// Replaces the value of the item at `indexPath`.
+  /// - Parameters:
+  ///   - indexPath: The item's section and row.
+  ///   - item: The new value.
+  /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``.
+  public func replaceItem(at indexPath: IndexPath, with item: Item) throws(ListStoreError) {
+    let (section, row) = try Self.split(indexPath)
+    let json = try ValueCoder.encode(item)
+    try write { rows in try rows.setValue(json, itemID: rows.itemID(section: section, row: row)) }
+  }
+
+  /// Replaces an item's value.
+  /// - Parameters:
+  ///   - id: The item's id.
+  ///   - item: The new value.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  public func replaceItem(id: Int64, with item: Item) throws(ListStoreError) {
+    let json = try ValueCoder.encode(item)
+    try write { rows in try rows.setValue(json, itemID: id) }
+  }
+
+  // MARK: - Reads
+
+  /// The number of sections.
+  /// - Returns: The count.
+  /// - Throws: ``ListStoreError/listNotFound(name:)`` when the list is gone.
+  public func numberOfSections() throws(ListStoreError) -> Int {
+    try read { rows in try rows.sectionCount() }
+  }
+
+  /// The number of items in a section.
+  /// - Parameter section: The section's index.
+  /// - Returns: The count.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  public func numberOfItems(inSection section: Int) throws(ListStoreError) -> Int {
+    try read { rows in try rows.itemCount(sectionID: rows.sectionID(at: section)) }
+  }
+
+  /// The id of the section at `index`.
+  /// - Parameter index: The section's index.
+  /// - Returns: Its id.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  public func sectionID(at index: Int) throws(ListStoreError) -> Int64 {
+    try read { rows in try rows.sectionID(at: index) }
+  }
+
+  /// The id of the item at `indexPath`.
+  /// - Parameter indexPath: The item's section and row.
+  /// - Returns: Its id.
+  /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``.
+  public func itemID(at indexPath: IndexPath) throws(ListStoreError) -> Int64 {
+    let (section, row) = try Self.split(indexPath)
+    return try read { rows in try rows.itemID(section: section, row: row) }
+  }
+
+  /// The item at `indexPath`.
+  /// - Parameter indexPath: The item's section and row.
+  /// - Returns: Its value.
+  /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``,
+  ///   ``ListStoreError/decodingFailed(_:)``.
+  public func item(at indexPath: IndexPath) throws(ListStoreError) -> Item {
+    let (section, row) = try Self.split(indexPath)
+    let json = try read { rows in try rows.itemValue(id: rows.itemID(section: section, row: row)) }
+    return try ValueCoder.decode(Item.self, from: json)
+  }
+
+  /// The item with id `id`.
+  /// - Parameter id: The item's id.
+  /// - Returns: Its value.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``, ``ListStoreError/decodingFailed(_:)``.
+  public func item(id: Int64) throws(ListStoreError) -> Item {
+    let json = try read { rows in try rows.itemValue(id: id) }
+    return try ValueCoder.decode(Item.self, from: json)
+  }
+
+  /// The whole list as stored rows (JSON text), for the CLI and the change feed.
+  package func storedSections() throws(ListStoreError) -> [StoredSection] {
+    try read { rows in try rows.snapshot() }
+  }
+}
+
+extension StoredList {
+  /// Rewrites the metadata JSON of the section at `index` in one transaction.
+  package func updateMetadataJSON(
+    forSectionAt index: Int, _ transform: @escaping @Sendable (String) throws -> String
+  ) throws(ListStoreError) {
+    try write { rows in
+      let id = try rows.sectionID(at: index)
+      try rows.setMetadata(try transform(rows.section(id: id).row.json), sectionID: id)
+    }
+  }
+}
+
+extension Repository {
+  /// Creates a list with the given sections (metadata JSON, item value JSON) in one
+  /// transaction; nothing is written when any part fails.
+  package func createList(_ name: String, contents: [(metadata: String, items: [String])])
+    throws(ListStoreError) -> Int64
+  {
+    guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    return try write { db in
+      if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
+        throw ListStoreError.listExists(name: name)
+      }
+      try db.run("INSERT INTO lists(name) VALUES (?)", name)
+      let rows = try ListRows(db: db, listID: db.lastInsertRowID)
+      for section in contents {
+        let sectionID = try rows.insertSection(metadata: section.metadata, at: nil)
+        _ = try rows.appendItems(values: section.items, sectionID: sectionID)
+      }
+      return rows.listID
+    }
+  }
+}

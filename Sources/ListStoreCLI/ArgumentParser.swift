@@ -1,0 +1,347 @@
+/// A small declarative command-line parser: commands declare their positional
+/// arguments and options once, and parsing, usage lines and help are all generated
+/// from that declaration, so they cannot drift apart.
+
+/// A positional argument of a command.
+struct ArgumentSpec: Sendable {
+  /// The placeholder shown in usage, e.g. `LIST` or `SECTION:ROW`.
+  var name: String
+  /// One line of help.
+  var help: String
+}
+
+/// An option of a command: a flag (`--json`) or an option with a value (`--at ROW`).
+struct OptionSpec: Sendable {
+  /// The long name without dashes, e.g. `at`.
+  var name: String
+  /// The value placeholder, e.g. `ROW`; `nil` for a flag.
+  var valueName: String?
+  /// One line of help.
+  var help: String
+
+  var usage: String { valueName.map { "--\(name) \($0)" } ?? "--\(name)" }
+}
+
+/// One command of the table: `item add`, `show`, …
+struct CommandSpec: Sendable {
+  /// The words that name it, e.g. `["item", "add"]`.
+  var path: [String]
+  /// One line saying what it does.
+  var abstract: String
+  /// More explanation shown by `--help`, if any.
+  var discussion: String = ""
+  var arguments: [ArgumentSpec] = []
+  var options: [OptionSpec] = []
+  /// Runs the parsed command.
+  var run: @Sendable (Invocation, Context) throws -> Void
+
+  var name: String { path.joined(separator: " ") }
+
+  var usage: String {
+    var parts = ["liststore", name] + arguments.map(\.name)
+    parts += options.map { "[\($0.usage)]" }
+    return parts.joined(separator: " ")
+  }
+}
+
+/// A wrong command line: printed as `error: …` with the usage, status 64.
+struct UsageError: Error, Equatable {
+  var message: String
+  /// The command whose usage to show, if one was recognised.
+  var command: [String]?
+}
+
+/// A parsed command line: which command, and the values given for its arguments
+/// and options, with typed accessors that report malformed values as usage errors.
+struct Invocation {
+  var command: CommandSpec
+  var arguments: [String: String] = [:]
+  var options: [String: String] = [:]
+  var flags: Set<String> = []
+
+  /// The value of a declared positional argument.
+  func argument(_ name: String) -> String { arguments[name] ?? "" }
+
+  func flag(_ name: String) -> Bool { flags.contains(name) }
+
+  func option(_ name: String) -> String? { options[name] }
+
+  /// A non-negative integer argument.
+  func index(_ name: String) throws(UsageError) -> Int {
+    try Self.parseIndex(argument(name), name: name, command: command.path)
+  }
+
+  /// A non-negative integer option, if given.
+  func indexOption(_ name: String) throws(UsageError) -> Int? {
+    guard let text = options[name] else { return nil }
+    return try Self.parseIndex(text, name: "--\(name)", command: command.path)
+  }
+
+  /// A `SECTION:ROW` argument.
+  func indexPath(_ name: String) throws(UsageError) -> (section: Int, row: Int) {
+    let text = argument(name)
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let section = Int(parts[0]), let row = Int(parts[1]), section >= 0,
+      row >= 0
+    else {
+      throw UsageError(
+        message:
+          "\(name) must be SECTION:ROW with two zero-based numbers, like 0:1; got \(text.debugDescription)",
+        command: command.path)
+    }
+    return (section, row)
+  }
+
+  private static func parseIndex(_ text: String, name: String, command: [String]) throws(UsageError)
+    -> Int
+  {
+    guard let value = Int(text), value >= 0 else {
+      throw UsageError(
+        message: "\(name) must be a zero-based index (0, 1, 2, …); got \(text.debugDescription)",
+        command: command)
+    }
+    return value
+  }
+}
+
+/// Parses command lines against a table of commands and renders their help.
+struct ArgumentParser {
+  var commands: [CommandSpec]
+  /// Options accepted before or after any command, e.g. `--db PATH`.
+  var globalOptions: [OptionSpec]
+
+  /// What a command line asks for.
+  enum Request {
+    /// Print the tool's help, or a group's (`liststore item --help`).
+    case help(group: [String])
+    /// Print a command's help.
+    case commandHelp(CommandSpec)
+    /// Print the version.
+    case version
+    /// Run a command.
+    case run(Invocation, globals: [String: String])
+  }
+
+  func parse(_ words: [String]) throws(UsageError) -> Request {
+    var globals: [String: String] = [:]
+    var rest: [String] = []
+    var wantsHelp = false
+    var wantsVersion = false
+    var index = 0
+    var afterTerminator = false
+    // First pass: global options and help, anywhere before `--`.
+    while index < words.count {
+      let word = words[index]
+      index += 1
+      if afterTerminator {
+        rest.append(word)
+        continue
+      }
+      if word == "--" {
+        afterTerminator = true
+        rest.append(word)
+        continue
+      }
+      if word == "-h" || word == "--help" {
+        wantsHelp = true
+        continue
+      }
+      if word == "--version" && rest.isEmpty {
+        wantsVersion = true
+        continue
+      }
+      if let (name, inline) = Self.splitOption(word),
+        let spec = globalOptions.first(where: { $0.name == name })
+      {
+        if spec.valueName == nil {
+          globals[name] = ""
+        } else if let inline {
+          globals[name] = inline
+        } else if index < words.count {
+          globals[name] = words[index]
+          index += 1
+        } else {
+          throw UsageError(message: "option --\(name) needs a value (\(spec.usage))", command: nil)
+        }
+        continue
+      }
+      rest.append(word)
+    }
+    if wantsVersion && rest.isEmpty { return .version }
+
+    // Resolve the command: the longest declared path that prefixes the words.
+    let leading = rest.prefix { !$0.hasPrefix("-") }
+    guard let first = leading.first else {
+      if wantsHelp || rest.isEmpty { return .help(group: []) }
+      throw UsageError(
+        message: "unknown option \(rest[0]); options come after a command", command: nil)
+    }
+    let matches = commands.filter { Array(leading.prefix($0.path.count)) == $0.path }
+    guard let command = matches.max(by: { $0.path.count < $1.path.count }) else {
+      let group = commands.filter { $0.path.first == first && $0.path.count > 1 }
+      if !group.isEmpty {
+        if wantsHelp || leading.count == 1 {
+          if wantsHelp { return .help(group: [first]) }
+          throw UsageError(
+            message: "\(first) needs a subcommand: "
+              + group.map { $0.path[1] }.joined(separator: ", "), command: [first])
+        }
+        let candidates = group.map { $0.path[1] }
+        throw UsageError(
+          message: "unknown command '\(first) \(leading[1])'"
+            + suggestion(leading[1], among: candidates, prefix: "\(first) "),
+          command: [first])
+      }
+      let names = Set(commands.map { $0.path[0] })
+      throw UsageError(
+        message: "unknown command '\(first)'" + suggestion(first, among: Array(names), prefix: ""),
+        command: nil)
+    }
+    if wantsHelp { return .commandHelp(command) }
+
+    var invocation = Invocation(command: command)
+    var positionals: [String] = []
+    var words = rest.dropFirst(command.path.count)[...]
+    var optionsEnded = false
+    while let word = words.popFirst() {
+      if optionsEnded || word == "-" || !word.hasPrefix("-") || Self.isNegativeNumber(word) {
+        positionals.append(word)
+        continue
+      }
+      if word == "--" {
+        optionsEnded = true
+        continue
+      }
+      guard let (name, inline) = Self.splitOption(word),
+        let spec = command.options.first(where: { $0.name == name })
+      else {
+        let known = command.options.map { "--" + $0.name }
+        throw UsageError(
+          message:
+            "unknown option \(word.split(separator: "=").first.map(String.init) ?? word) for '\(command.name)'"
+            + suggestion(word, among: known, prefix: ""),
+          command: command.path)
+      }
+      if spec.valueName == nil {
+        if inline != nil {
+          throw UsageError(message: "option --\(name) takes no value", command: command.path)
+        }
+        invocation.flags.insert(name)
+      } else if let inline {
+        invocation.options[name] = inline
+      } else if let value = words.popFirst() {
+        invocation.options[name] = value
+      } else {
+        throw UsageError(
+          message: "option --\(name) needs a value (\(spec.usage))", command: command.path)
+      }
+    }
+    if positionals.count < command.arguments.count {
+      let missing = command.arguments[positionals.count...].map(\.name).joined(separator: " ")
+      throw UsageError(message: "missing \(missing)", command: command.path)
+    }
+    if positionals.count > command.arguments.count {
+      let extra = positionals[command.arguments.count]
+      throw UsageError(
+        message: "unexpected argument \(extra.debugDescription) (quote values that contain spaces)",
+        command: command.path)
+    }
+    for (spec, value) in zip(command.arguments, positionals) {
+      invocation.arguments[spec.name] = value
+    }
+    return .run(invocation, globals: globals)
+  }
+
+  /// `--name=value` → (`name`, `value`); `--name` → (`name`, nil); else nil.
+  private static func splitOption(_ word: String) -> (String, String?)? {
+    guard word.hasPrefix("--"), word.count > 2 else { return nil }
+    let body = word.dropFirst(2)
+    if let equals = body.firstIndex(of: "=") {
+      return (String(body[..<equals]), String(body[body.index(after: equals)...]))
+    }
+    return (String(body), nil)
+  }
+
+  private static func isNegativeNumber(_ word: String) -> Bool {
+    word.count > 1 && word.hasPrefix("-") && word.dropFirst().allSatisfy(\.isNumber)
+  }
+
+  /// `; did you mean 'show'?` for the closest candidate within a small edit distance.
+  func suggestion(_ word: String, among candidates: [String], prefix: String) -> String {
+    let scored = candidates.map { ($0, editDistance(word, $0)) }.sorted {
+      $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0)
+    }
+    guard let best = scored.first, best.1 <= max(2, word.count / 3) else { return "" }
+    return "; did you mean '\(prefix)\(best.0)'?"
+  }
+
+  // MARK: - Help
+
+  func toolHelp(overview: String, footer: String) -> String {
+    var lines = [
+      overview, "", "USAGE: liststore [--db PATH] <command> [<arguments>] [<options>]", "",
+      "COMMANDS:",
+    ]
+    let width = (commands.map { $0.name.count }.max() ?? 0) + 2
+    for command in commands {
+      lines.append("  " + pad(command.name, width) + command.abstract)
+    }
+    lines += ["", "GLOBAL OPTIONS:"] + optionLines(globalOptions + helpOptions)
+    lines += ["", footer]
+    return lines.joined(separator: "\n")
+  }
+
+  func groupHelp(_ group: String) -> String {
+    let members = commands.filter { $0.path.first == group }
+    var lines = ["USAGE:"] + members.map { "  " + $0.usage } + ["", "COMMANDS:"]
+    let width = (members.map { $0.name.count }.max() ?? 0) + 2
+    lines += members.map { "  " + pad($0.name, width) + $0.abstract }
+    lines += ["", "See 'liststore \(group) <command> --help' for one command."]
+    return lines.joined(separator: "\n")
+  }
+
+  func commandHelp(_ command: CommandSpec) -> String {
+    var lines = [command.abstract, "", "USAGE: " + command.usage]
+    if !command.discussion.isEmpty { lines += ["", command.discussion] }
+    if !command.arguments.isEmpty {
+      lines += ["", "ARGUMENTS:"]
+      let width = (command.arguments.map { $0.name.count }.max() ?? 0) + 2
+      lines += command.arguments.map { "  " + pad($0.name, width) + $0.help }
+    }
+    lines += ["", "OPTIONS:"] + optionLines(command.options + helpOptions)
+    lines += ["", "GLOBAL OPTIONS:"] + optionLines(globalOptions)
+    return lines.joined(separator: "\n")
+  }
+
+  private var helpOptions: [OptionSpec] {
+    [OptionSpec(name: "help", valueName: nil, help: "Show help (also -h).")]
+  }
+
+  private func optionLines(_ options: [OptionSpec]) -> [String] {
+    let width = (options.map { $0.usage.count }.max() ?? 0) + 2
+    return options.map { "  " + pad($0.usage, width) + $0.help }
+  }
+
+  private func pad(_ text: String, _ width: Int) -> String {
+    text + String(repeating: " ", count: max(width - text.count, 1))
+  }
+}
+
+/// The Levenshtein distance between two strings, over characters.
+func editDistance(_ a: String, _ b: String) -> Int {
+  let a = Array(a)
+  let b = Array(b)
+  guard !a.isEmpty else { return b.count }
+  guard !b.isEmpty else { return a.count }
+  var previous = Array(0...b.count)
+  var current = [Int](repeating: 0, count: b.count + 1)
+  for i in 1...a.count {
+    current[0] = i
+    for j in 1...b.count {
+      current[j] = min(
+        previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+    }
+    swap(&previous, &current)
+  }
+  return previous[b.count]
+}

@@ -1,0 +1,342 @@
+import FoundationEssentials
+import ListStore
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The `liststore` command table: every command with its arguments, options, help
+/// and the code it runs. Parsing, usage and help are all generated from it.
+enum Commands {
+  static let database = OptionSpec(
+    name: "db", valueName: "PATH",
+    help:
+      "The database file (default: $LISTSTORE_DB, else $XDG_DATA_HOME/liststore/liststore.sqlite).")
+
+  static let json = OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")
+
+  static let list = ArgumentSpec(name: "LIST", help: "The list's name.")
+
+  static let all: [CommandSpec] = [
+    CommandSpec(
+      path: ["demo"], abstract: "Build the Cities example in a list and show it.",
+      discussion: """
+        Creates the list (replacing an earlier one of that name) with a section "Cities",
+        footer "That's it", holding Paris and Berlin; then appends Copenhagen, and shows it.
+        """,
+      options: [
+        OptionSpec(name: "list", valueName: "NAME", help: "The list to build (default: demo).")
+      ],
+      run: runDemo),
+    CommandSpec(
+      path: ["lists"], abstract: "Show the lists, with section and item counts.", options: [json],
+      run: runLists),
+    CommandSpec(
+      path: ["list", "create"], abstract: "Create an empty list.",
+      arguments: [ArgumentSpec(name: "NAME", help: "A new, unique, non-empty name.")],
+      run: { invocation, context in
+        let name = invocation.argument("NAME")
+        try context.repository().createList(name)
+        context.out.line("created list \(quoted(name))")
+      }),
+    CommandSpec(
+      path: ["list", "rm"], abstract: "Delete a list with all its sections and items.",
+      arguments: [ArgumentSpec(name: "NAME", help: "The list's name.")],
+      run: { invocation, context in
+        let name = invocation.argument("NAME")
+        try context.repository().deleteList(name)
+        context.out.line("removed list \(quoted(name))")
+      }),
+    CommandSpec(
+      path: ["list", "rename"], abstract: "Rename a list.",
+      arguments: [
+        ArgumentSpec(name: "NAME", help: "The list's name."),
+        ArgumentSpec(name: "NEW_NAME", help: "Its new, unique, non-empty name."),
+      ],
+      run: { invocation, context in
+        let (name, newName) = (invocation.argument("NAME"), invocation.argument("NEW_NAME"))
+        try context.repository().renameList(name, to: newName)
+        context.out.line("renamed list \(quoted(name)) to \(quoted(newName))")
+      }),
+    CommandSpec(
+      path: ["section", "add"], abstract: "Add a section (appended unless --at).",
+      arguments: [list, ArgumentSpec(name: "HEADER", help: "The section's header.")],
+      options: [
+        OptionSpec(name: "footer", valueName: "TEXT", help: "The section's footer."),
+        OptionSpec(
+          name: "at", valueName: "INDEX", help: "Insert at this section index (0 = first)."),
+      ],
+      run: { invocation, context in
+        let at = try invocation.indexOption("at")
+        let list = try context.list(invocation.argument("LIST"))
+        let metadata = try metadataJSON(
+          header: invocation.argument("HEADER"), footer: invocation.option("footer"))
+        let sectionID: Int64
+        if let at {
+          sectionID = try list.insert(section: metadata, at: at)
+        } else {
+          sectionID = try list.appendSection(metadata)
+        }
+        let index = try at ?? (list.numberOfSections() - 1)
+        context.out.line("added section \(index) (id \(sectionID)) to \(quoted(list.name))")
+      }),
+    CommandSpec(
+      path: ["section", "rm"], abstract: "Delete a section with its items.",
+      arguments: [list, ArgumentSpec(name: "INDEX", help: "The section's index.")],
+      run: { invocation, context in
+        let index = try invocation.index("INDEX")
+        try context.list(invocation.argument("LIST")).removeSection(at: index)
+        context.out.line("removed section \(index)")
+      }),
+    CommandSpec(
+      path: ["section", "move"], abstract: "Move a section.",
+      arguments: [
+        list, ArgumentSpec(name: "FROM", help: "The section's index."),
+        ArgumentSpec(name: "TO", help: "Its index after the move."),
+      ],
+      run: { invocation, context in
+        let (from, to) = (try invocation.index("FROM"), try invocation.index("TO"))
+        try context.list(invocation.argument("LIST")).moveSection(from: from, to: to)
+        context.out.line("moved section \(from) to \(to)")
+      }),
+    CommandSpec(
+      path: ["section", "set"], abstract: "Change a section's header or footer.",
+      arguments: [list, ArgumentSpec(name: "INDEX", help: "The section's index.")],
+      options: [
+        OptionSpec(name: "header", valueName: "TEXT", help: "The new header."),
+        OptionSpec(name: "footer", valueName: "TEXT", help: "The new footer."),
+        OptionSpec(name: "no-footer", valueName: nil, help: "Remove the footer."),
+      ],
+      run: runSectionSet),
+    CommandSpec(
+      path: ["item", "add"], abstract: "Add an item (appended unless --at).",
+      arguments: [
+        list, ArgumentSpec(name: "SECTION", help: "The section's index."),
+        ArgumentSpec(name: "VALUE", help: "The value: a string, or any JSON value with --json."),
+      ],
+      options: [
+        OptionSpec(name: "at", valueName: "ROW", help: "Insert at this row (0 = first)."),
+        OptionSpec(name: "json", valueName: nil, help: "Read VALUE as JSON."),
+      ],
+      run: { invocation, context in
+        let section = try invocation.index("SECTION")
+        let row = try invocation.indexOption("at")
+        let value = try itemValue(invocation)
+        let list = try context.list(invocation.argument("LIST"))
+        if let row {
+          let id = try list.insert(item: value, at: IndexPath(indexes: [section, row]))
+          context.out.line("added item \(section):\(row) (id \(id))")
+        } else {
+          let id = try list.appendItem(value, toSection: section)
+          context.out.line("added item (id \(id)) to section \(section)")
+        }
+      }),
+    CommandSpec(
+      path: ["item", "rm"], abstract: "Delete an item.",
+      arguments: [
+        list, ArgumentSpec(name: "SECTION:ROW", help: "The item's index path, e.g. 0:1."),
+      ],
+      run: { invocation, context in
+        let path = try invocation.indexPath("SECTION:ROW")
+        try context.list(invocation.argument("LIST")).removeItem(
+          at: IndexPath(indexes: [path.section, path.row]))
+        context.out.line("removed item \(path.section):\(path.row)")
+      }),
+    CommandSpec(
+      path: ["item", "move"], abstract: "Move an item, within or across sections.",
+      discussion: "The target is the item's index path after the move.",
+      arguments: [
+        list, ArgumentSpec(name: "FROM", help: "The item's index path, e.g. 0:1."),
+        ArgumentSpec(name: "TO", help: "Its index path after the move, e.g. 1:0."),
+      ],
+      run: { invocation, context in
+        let from = try invocation.indexPath("FROM")
+        let to = try invocation.indexPath("TO")
+        try context.list(invocation.argument("LIST")).moveItem(
+          from: IndexPath(indexes: [from.section, from.row]),
+          to: IndexPath(indexes: [to.section, to.row]))
+        context.out.line("moved item \(from.section):\(from.row) to \(to.section):\(to.row)")
+      }),
+    CommandSpec(
+      path: ["item", "set"], abstract: "Change an item's value.",
+      arguments: [
+        list, ArgumentSpec(name: "SECTION:ROW", help: "The item's index path, e.g. 0:1."),
+        ArgumentSpec(
+          name: "VALUE", help: "The new value: a string, or any JSON value with --json."),
+      ],
+      options: [OptionSpec(name: "json", valueName: nil, help: "Read VALUE as JSON.")],
+      run: { invocation, context in
+        let path = try invocation.indexPath("SECTION:ROW")
+        let value = try itemValue(invocation)
+        try context.list(invocation.argument("LIST")).replaceItem(
+          at: IndexPath(indexes: [path.section, path.row]), with: value)
+        context.out.line("set item \(path.section):\(path.row)")
+      }),
+    CommandSpec(
+      path: ["show"], abstract: "Show a list: headers, items, footers.", arguments: [list],
+      options: [json],
+      run: { invocation, context in
+        let list = try context.list(invocation.argument("LIST"))
+        let sections = try list.storedSections()
+        if invocation.flag("json") {
+          context.out.line(Rendering.json(list: list.name, sections: sections))
+        } else {
+          Rendering.text(list: list.name, sections: sections).forEach(context.out.line)
+        }
+      }),
+    CommandSpec(
+      path: ["export"], abstract: "Print a list as JSON, as 'show --json' does.", arguments: [list],
+      run: { invocation, context in
+        let list = try context.list(invocation.argument("LIST"))
+        context.out.line(Rendering.json(list: list.name, sections: try list.storedSections()))
+      }),
+    CommandSpec(
+      path: ["import"], abstract: "Create a list from a file written by 'export'.",
+      discussion: "The file's ids and list name are ignored: the new rows get new ids.",
+      arguments: [
+        ArgumentSpec(name: "LIST", help: "The new list's name."),
+        ArgumentSpec(name: "FILE", help: "The JSON file, or - for standard input."),
+      ],
+      run: runImport),
+  ]
+
+  static let parser = ArgumentParser(commands: all, globalOptions: [database])
+
+  // MARK: - Runs
+
+  private static func runLists(_ invocation: Invocation, _ context: Context) throws {
+    let lists = try context.repository().lists()
+    if invocation.flag("json") {
+      let objects = lists.map {
+        "{\"id\":\($0.id),\"name\":\(JSONText.quote($0.name)),\"sections\":\($0.sectionCount),\"items\":\($0.itemCount)}"
+      }
+      context.out.line("[" + objects.joined(separator: ",") + "]")
+      return
+    }
+    if lists.isEmpty {
+      context.out.line("no lists yet; create one with 'liststore list create NAME'")
+      return
+    }
+    let width = max(4, lists.map { Rendering.visible($0.name).count }.max() ?? 0)
+    let header = "NAME".padding(toLength: width) + "  SECTIONS  ITEMS"
+    context.out.line(header)
+    for list in lists {
+      context.out.line(
+        Rendering.visible(list.name).padding(toLength: width) + "  "
+          + String(list.sectionCount).leftPadding(toLength: 8) + "  "
+          + String(list.itemCount).leftPadding(toLength: 5))
+    }
+  }
+
+  private static func runSectionSet(_ invocation: Invocation, _ context: Context) throws {
+    let index = try invocation.index("INDEX")
+    let header = invocation.option("header")
+    let footer = invocation.option("footer")
+    let removeFooter = invocation.flag("no-footer")
+    guard header != nil || footer != nil || removeFooter else {
+      throw UsageError(
+        message: "nothing to change: give --header, --footer or --no-footer",
+        command: ["section", "set"])
+    }
+    guard !(footer != nil && removeFooter) else {
+      throw UsageError(
+        message: "--footer and --no-footer cannot be used together", command: ["section", "set"])
+    }
+    let list = try context.list(invocation.argument("LIST"))
+    try list.updateMetadataJSON(forSectionAt: index) { old in
+      let titles = Rendering.titles(ofMetadata: old)
+      let newFooter = removeFooter ? nil : (footer ?? titles.footer)
+      return try metadataJSON(header: header ?? titles.header ?? "", footer: newFooter).text
+    }
+    context.out.line("set section \(index)")
+  }
+
+  private static func runImport(_ invocation: Invocation, _ context: Context) throws {
+    let file = invocation.argument("FILE")
+    let data: Data
+    do {
+      data = try file == "-" ? readStandardInput() : Data(contentsOf: URL(fileURLWithPath: file))
+    } catch {
+      throw ListStoreError.invalidImport("cannot read \(file): \(describe(error))")
+    }
+    let contents = try ImportFile.parse(data, name: file)
+    let name = invocation.argument("LIST")
+    _ = try context.repository().createList(name, contents: contents)
+    let items = contents.reduce(0) { $0 + $1.items.count }
+    context.out.line("imported \(quoted(name)): \(contents.count) sections, \(items) items")
+  }
+
+  private static func runDemo(_ invocation: Invocation, _ context: Context) throws {
+    let name = invocation.option("list") ?? "demo"
+    let repository = try context.repository()
+    // Rebuild the demo list from scratch, so the demo can run again.
+    if (try? repository.listID(named: name)) != nil { try repository.deleteList(name) }
+    let cities = try repository.createList(name, metadata: SectionMetadata.self, item: String.self)
+    try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+    try cities.appendItems(["Paris", "Berlin"], toSection: 0)
+    context.out.line("Built list \(quoted(name)) in \(repository.path):")
+    context.out.line("  a section \"Cities\" with footer \"That's it\" holding Paris and Berlin,")
+    try cities.appendItem("Copenhagen", toSection: 0)
+    context.out.line("  then appended Copenhagen to section 0.")
+    context.out.line()
+    Rendering.text(list: name, sections: try cities.storedSections()).forEach(context.out.line)
+    context.out.line()
+    context.out.line("Next: liststore item add \(name) 0 Rome --at 1")
+    context.out.line("      liststore item move \(name) 0:0 0:2")
+    context.out.line("      liststore show \(name) --json")
+  }
+
+  // MARK: - Helpers
+
+  /// Header and footer as the CLI stores them.
+  static func metadataJSON(header: String, footer: String?) throws(ListStoreError) -> RawJSON {
+    RawJSON(
+      "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
+        + (footer.map(JSONText.quote) ?? "null") + "}")
+  }
+
+  /// VALUE as JSON text: a string unless --json, then checked to be JSON.
+  private static func itemValue(_ invocation: Invocation) throws -> RawJSON {
+    let text = invocation.argument("VALUE")
+    guard invocation.flag("json") else { return RawJSON(JSONText.quote(text)) }
+    guard (try? JSONValue.parse(text)) != nil else {
+      throw ListStoreError.invalidJSON(
+        "\(text.debugDescription) is not a JSON value (leave out --json to store it as a string)")
+    }
+    return RawJSON(text)
+  }
+
+  private static func readStandardInput() throws -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+      if count < 0 && errno == EINTR { continue }
+      if count < 0 { throw ListStoreError.invalidImport("cannot read standard input") }
+      if count == 0 { return data }
+      data.append(contentsOf: buffer[0..<count])
+    }
+  }
+
+  static func describe(_ error: any Error) -> String {
+    if let error = error as? CocoaError {
+      if let underlying = error.underlying as? POSIXError {
+        return String(cString: strerror(underlying.code.rawValue))
+      }
+      if error.code == .fileReadNoSuchFile { return "no such file" }
+    }
+    return "\(error)"
+  }
+}
+
+extension String {
+  func padding(toLength length: Int) -> String {
+    self + String(repeating: " ", count: Swift.max(0, length - count))
+  }
+
+  func leftPadding(toLength length: Int) -> String {
+    String(repeating: " ", count: Swift.max(0, length - count)) + self
+  }
+}

@@ -1,0 +1,87 @@
+import ListStore
+
+/// The `liststore` program: parses a command line, runs the command, prints its
+/// output or one `error:` line, and returns the exit status (0, 1 or 64).
+public enum ListStoreCommand {
+  /// The program's version.
+  public static let version = "0.1.0"
+
+  /// Runs one command line.
+  /// - Parameters:
+  ///   - arguments: The arguments after the program name.
+  ///   - environment: The environment (for `LISTSTORE_DB`, `XDG_DATA_HOME`, `HOME`).
+  /// - Returns: The exit status: 0 on success, 1 when the command failed, 64 for a
+  ///   wrong command line.
+  public static func main(arguments: [String], environment: [String: String]) -> Int32 {
+    let out = Output.standardOutput()
+    let err = Output.standardError()
+    defer {
+      out.flush()
+      err.flush()
+    }
+    let parser = Commands.parser
+    let request: ArgumentParser.Request
+    do {
+      request = try parser.parse(arguments)
+    } catch {
+      report(error, parser: parser, to: err)
+      return 64
+    }
+    switch request {
+    case .version:
+      out.line("liststore \(version)")
+      return 0
+    case .help(let group):
+      out.line(
+        group.isEmpty
+          ? parser.toolHelp(overview: overview, footer: footer) : parser.groupHelp(group[0]))
+      return 0
+    case .commandHelp(let command):
+      out.line(parser.commandHelp(command))
+      return 0
+    case .run(let invocation, let globals):
+      if let path = globals["db"], path.isEmpty {
+        report(UsageError(message: "--db needs a file path", command: nil), parser: parser, to: err)
+        return 64
+      }
+      let context = Context(
+        environment: environment, databasePath: globals["db"], out: out, err: err)
+      do {
+        try invocation.command.run(invocation, context)
+        return 0
+      } catch let error as UsageError {
+        out.discard()
+        report(error, parser: parser, to: err)
+        return 64
+      } catch {
+        out.discard()
+        err.line("error: \(error)")
+        return 1
+      }
+    }
+  }
+
+  private static func report(_ error: UsageError, parser: ArgumentParser, to err: Output) {
+    err.line("error: \(error.message)")
+    if let path = error.command, let command = parser.commands.first(where: { $0.path == path }) {
+      err.line("Usage: \(command.usage)")
+      err.line("See 'liststore \(command.name) --help'.")
+    } else if let group = error.command, !group.isEmpty {
+      err.line("See 'liststore \(group.joined(separator: " ")) --help'.")
+    } else {
+      err.line("See 'liststore --help'.")
+    }
+  }
+
+  static let overview = """
+    liststore — sectioned lists in SQLite that programs can watch.
+
+    A list holds ordered sections (a header and a footer) of ordered items (a string
+    or any JSON value). Items are addressed as SECTION:ROW, both zero-based.
+    """
+
+  static let footer = """
+    Start with 'liststore demo', then 'liststore show demo'.
+    See 'liststore <command> --help' for one command.
+    """
+}

@@ -1,0 +1,107 @@
+import ListStore
+
+/// How the CLI prints lists: as text for people, as JSON for scripts (the shapes of
+/// spec/cli.md).
+enum Rendering {
+  /// The header and footer a section's metadata shows: an object's `header` and
+  /// `footer` strings, or a bare string as the header.
+  struct Titles: Equatable {
+    var header: String?
+    var footer: String?
+    /// Whether the metadata is exactly `{header, footer}`, so JSON output can show
+    /// just those two fields.
+    var isStandard: Bool
+  }
+
+  static func titles(ofMetadata json: String) -> Titles {
+    guard let value = try? JSONValue.parse(json) else {
+      return Titles(header: nil, footer: nil, isStandard: false)
+    }
+    switch value {
+    case .object(let members):
+      let header = members["header"]
+      let footer = members["footer"]
+      let text = { (value: JSONValue?) -> String? in
+        if case .string(let text)? = value { return text }
+        return nil
+      }
+      let standard =
+        Set(members.keys).isSubset(of: ["header", "footer"])
+        && [header, footer].allSatisfy { $0 == nil || $0 == .null || text($0) != nil }
+        && text(header) != nil
+      return Titles(header: text(header), footer: text(footer), isStandard: standard)
+    case .string(let text):
+      return Titles(header: text, footer: nil, isStandard: false)
+    case .null:
+      return Titles(header: nil, footer: nil, isStandard: false)
+    default:
+      return Titles(header: value.jsonText, footer: nil, isStandard: false)
+    }
+  }
+
+  /// A stored value as people read it: strings without quotes, anything else as
+  /// compact JSON; control characters made visible so they cannot drive the terminal.
+  static func displayText(ofValue json: String) -> String {
+    visible(JSONText.unquote(json) ?? JSONText.singleLine(json))
+  }
+
+  /// `text` with control characters shown as escapes.
+  static func visible(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: isControl) else { return text }
+    var result = ""
+    for scalar in text.unicodeScalars {
+      if isControl(scalar) {
+        result += "\\u{" + String(scalar.value, radix: 16) + "}"
+      } else {
+        result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
+  }
+
+  private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+  }
+
+  // MARK: Text
+
+  static func text(list name: String, sections: [StoredSection]) -> [String] {
+    var lines = [visible(name)]
+    if sections.isEmpty {
+      lines.append("  (no sections; add one with 'liststore section add \(name) HEADER')")
+    }
+    for (index, section) in sections.enumerated() {
+      let titles = titles(ofMetadata: section.row.json)
+      lines.append("  [\(index)] " + (titles.header.map(visible) ?? "(no header)"))
+      if section.items.isEmpty { lines.append("      (no items)") }
+      for (row, item) in section.items.enumerated() {
+        lines.append("      \(index):\(row)  " + displayText(ofValue: item.json))
+      }
+      if let footer = titles.footer { lines.append("      -- " + visible(footer)) }
+    }
+    return lines
+  }
+
+  // MARK: JSON
+
+  /// The `show --json` / `export` object on one line.
+  static func json(list name: String, sections: [StoredSection]) -> String {
+    "{\"list\":" + JSONText.quote(name) + ",\"sections\":["
+      + sections.map(json(section:)).joined(separator: ",") + "]}"
+  }
+
+  static func json(section: StoredSection) -> String {
+    "{" + sectionFields(id: section.row.id, metadata: section.row.json) + ",\"items\":["
+      + section.items.map { "{\"id\":\($0.id),\"value\":" + JSONText.singleLine($0.json) + "}" }
+      .joined(separator: ",") + "]}"
+  }
+
+  /// `"id":…,"header":…,"footer":…` and, for metadata of another shape, `"metadata":…`.
+  static func sectionFields(id: Int64, metadata: String) -> String {
+    let titles = titles(ofMetadata: metadata)
+    var fields = "\"id\":\(id),\"header\":" + (titles.header.map(JSONText.quote) ?? "null")
+    fields += ",\"footer\":" + (titles.footer.map(JSONText.quote) ?? "null")
+    if !titles.isStandard { fields += ",\"metadata\":" + JSONText.singleLine(metadata) }
+    return fields
+  }
+}

@@ -1,0 +1,226 @@
+internal import CSQLite
+
+/// One open SQLite database connection.
+///
+/// A connection owns its handle: it is closed by ``close()`` or, at the latest, when
+/// the connection is deinitialised. Statements prepared on it keep it alive, so a
+/// statement can never outlive its connection. A connection is not thread-safe:
+/// confine it to one thread, or guard it with a lock (the repository keeps its
+/// connections inside a `Mutex`).
+///
+/// ```swift
+/// let db = try Connection(path: "/tmp/example.sqlite")
+/// try db.execute("CREATE TABLE t(x INTEGER)")
+/// try db.transaction {
+///   try db.run("INSERT INTO t(x) VALUES (?)", 42)
+/// }
+/// let x = try db.scalarInt64("SELECT x FROM t")  // 42
+/// ```
+public final class Connection {
+  /// How a connection opens its file.
+  public enum OpenMode: Sendable {
+    /// Open an existing database for reading only.
+    case readOnly
+    /// Open an existing database for reading and writing.
+    case readWrite
+    /// Open for reading and writing, creating the file when it does not exist.
+    case readWriteCreate
+  }
+
+  /// The path the connection was opened with.
+  public let path: String
+
+  let handle: OpaquePointer
+  private var statementCache: [String: Statement] = [:]
+
+  /// Whether ``close()`` ran.
+  public private(set) var isClosed = false
+
+  /// Opens (and, with `.readWriteCreate`, creates) a database file.
+  ///
+  /// The connection reports extended result codes, enforces foreign keys and waits
+  /// up to `busyTimeout` for a lock held by another connection before failing with
+  /// `SQLITE_BUSY`. It does not change the file: journal mode and schema are the
+  /// caller's business.
+  /// - Parameters:
+  ///   - path: The database file, or `:memory:`.
+  ///   - mode: Whether to open read-only, read-write, or create the file.
+  ///   - busyTimeout: How long a statement waits for another connection's lock.
+  /// - Throws: ``SQLiteError`` when SQLite cannot open the file.
+  public init(
+    path: String, mode: OpenMode = .readWriteCreate, busyTimeout: Duration = .seconds(10)
+  ) throws {
+    var flags = SQLITE_OPEN_NOMUTEX
+    switch mode {
+    case .readOnly: flags |= SQLITE_OPEN_READONLY
+    case .readWrite: flags |= SQLITE_OPEN_READWRITE
+    case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+    }
+    var db: OpaquePointer?
+    let status = sqlite3_open_v2(path, &db, flags, nil)
+    guard let db else { throw SQLiteError(code: ResultCode(rawValue: status)) }
+    guard status == SQLITE_OK else {
+      let error = SQLiteError(
+        code: ResultCode(rawValue: sqlite3_extended_errcode(db)),
+        message: String(cString: sqlite3_errmsg(db)))
+      sqlite3_close_v2(db)
+      throw error
+    }
+    self.handle = db
+    self.path = path
+    sqlite3_extended_result_codes(db, 1)
+    let milliseconds =
+      busyTimeout.components.seconds * 1000
+      + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+    sqlite3_busy_timeout(db, Int32(clamping: milliseconds))
+    do {
+      try execute("PRAGMA foreign_keys = ON")
+    } catch {
+      close()
+      throw error
+    }
+  }
+
+  deinit { close() }
+
+  /// Finalizes the cached statements and closes the handle. Idempotent.
+  ///
+  /// Statements prepared with ``prepare(_:)`` that are still alive become unusable
+  /// (they throw `SQLITE_MISUSE`); SQLite frees the handle when the last is gone.
+  public func close() {
+    guard !isClosed else { return }
+    isClosed = true
+    for statement in statementCache.values { statement.finalize() }
+    statementCache.removeAll()
+    sqlite3_close_v2(handle)
+  }
+
+  /// The error SQLite holds for the last failed call on this connection.
+  func lastError(_ status: Int32, sql: String? = nil) -> SQLiteError {
+    // The connection's extended code is more precise than `status` when they agree.
+    let extended = sqlite3_extended_errcode(handle)
+    let code = extended & 0xFF == status & 0xFF ? extended : status
+    return SQLiteError(
+      code: ResultCode(rawValue: code), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+  }
+
+  func check(_ status: Int32, sql: String? = nil) throws {
+    guard status == SQLITE_OK else { throw lastError(status, sql: sql) }
+  }
+
+  // MARK: - Statements
+
+  /// Compiles one SQL statement. The caller owns the result; prefer
+  /// ``cachedStatement(_:)`` for statements run repeatedly.
+  /// - Parameter sql: A single SQL statement.
+  /// - Returns: The prepared statement.
+  /// - Throws: ``SQLiteError`` for a syntax error, or when the connection is closed.
+  public func prepare(_ sql: String) throws -> Statement {
+    guard !isClosed else { throw SQLiteError(code: .misuse, message: "connection is closed") }
+    var statement: OpaquePointer?
+    let status = sqlite3_prepare_v3(
+      handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+    guard status == SQLITE_OK, let statement else {
+      throw lastError(status == SQLITE_OK ? SQLITE_MISUSE : status, sql: sql)
+    }
+    return Statement(handle: statement, connection: self, sql: sql)
+  }
+
+  /// A prepared statement for `sql`, compiled once per connection and reset before
+  /// it is handed out again.
+  /// - Parameter sql: A single SQL statement.
+  /// - Returns: The cached statement, reset and with its bindings cleared.
+  /// - Throws: ``SQLiteError`` for a syntax error, or when the connection is closed.
+  public func cachedStatement(_ sql: String) throws -> Statement {
+    if let statement = statementCache[sql] {
+      statement.reset()
+      return statement
+    }
+    let statement = try prepare(sql)
+    statementCache[sql] = statement
+    return statement
+  }
+
+  /// Runs one or more SQL statements separated by semicolons, ignoring any rows.
+  /// - Parameter sql: The SQL script.
+  /// - Throws: ``SQLiteError`` from the first statement that fails.
+  public func execute(_ sql: String) throws {
+    guard !isClosed else { throw SQLiteError(code: .misuse, message: "connection is closed") }
+    let status = sqlite3_exec(handle, sql, nil, nil, nil)
+    guard status == SQLITE_OK else { throw lastError(status, sql: sql) }
+  }
+
+  /// Runs one statement with the given parameters, ignoring any rows.
+  /// - Parameters:
+  ///   - sql: A single SQL statement with `?` parameters.
+  ///   - values: The values bound to the parameters, in order.
+  /// - Returns: The number of rows the statement changed.
+  /// - Throws: ``SQLiteError`` when the statement fails.
+  @discardableResult
+  public func run(_ sql: String, _ values: any SQLiteBindable...) throws -> Int {
+    let statement = try cachedStatement(sql)
+    try statement.bind(values)
+    try statement.run()
+    return changes
+  }
+
+  /// Runs a query and returns the first column of the first row as an integer.
+  /// - Parameters:
+  ///   - sql: A single SQL query.
+  ///   - values: The values bound to its parameters.
+  /// - Returns: The integer, or `nil` when the query returns no row or `NULL`.
+  /// - Throws: ``SQLiteError`` when the query fails.
+  public func scalarInt64(_ sql: String, _ values: any SQLiteBindable...) throws -> Int64? {
+    let statement = try cachedStatement(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+    return statement.int64(at: 0)
+  }
+
+  /// Runs a query and returns the first column of the first row as text.
+  /// - Parameters:
+  ///   - sql: A single SQL query.
+  ///   - values: The values bound to its parameters.
+  /// - Returns: The text, or `nil` when the query returns no row or `NULL`.
+  /// - Throws: ``SQLiteError`` when the query fails.
+  public func scalarText(_ sql: String, _ values: any SQLiteBindable...) throws -> String? {
+    let statement = try cachedStatement(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step(), !statement.isNull(at: 0) else { return nil }
+    return statement.string(at: 0)
+  }
+
+  // MARK: - State
+
+  /// The number of rows changed by the most recent INSERT, UPDATE or DELETE.
+  public var changes: Int { Int(sqlite3_changes64(handle)) }
+
+  /// The number of rows changed by INSERT, UPDATE and DELETE statements since the
+  /// connection opened, including rows changed by triggers and foreign-key actions.
+  public var totalChanges: Int { Int(sqlite3_total_changes64(handle)) }
+
+  /// The rowid of the most recent successful INSERT on this connection.
+  public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+  /// Whether a transaction is open on this connection.
+  public var isInTransaction: Bool { sqlite3_get_autocommit(handle) == 0 }
+
+  /// Whether the main database is open read-only (by request, or because the file
+  /// or its folder cannot be written).
+  public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
+
+  /// A number that changes whenever another connection commits to the database
+  /// file — SQLite's `PRAGMA data_version`, read without preparing a statement.
+  /// - Returns: The current data version of the main database.
+  /// - Throws: ``SQLiteError`` when the file cannot be queried.
+  public func dataVersion() throws -> UInt32 {
+    var version: UInt32 = 0
+    try check(sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version))
+    return version
+  }
+
+  /// The SQLite library version, e.g. `3.40.1`.
+  public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
+}
