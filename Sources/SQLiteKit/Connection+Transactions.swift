@@ -23,6 +23,7 @@ extension Connection {
   ///   - body: The work to do atomically.
   /// - Returns: What `body` returns.
   /// - Throws: What `body` throws, or ``SQLiteError`` from BEGIN or COMMIT.
+  @discardableResult
   public func transaction<Result>(
     _ kind: TransactionKind = .immediate, _ body: () throws -> Result
   ) throws -> Result {
@@ -44,6 +45,7 @@ extension Connection {
   /// - Parameter body: The work to do atomically.
   /// - Returns: What `body` returns.
   /// - Throws: What `body` throws, or ``SQLiteError`` from SQLite.
+  @discardableResult
   public func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
     try execute("SAVEPOINT liststore")
     let result: Result

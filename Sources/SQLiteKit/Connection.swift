@@ -211,14 +211,13 @@ public final class Connection {
   /// or its folder cannot be written).
   public var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
-  /// A number that changes whenever another connection commits to the database
-  /// file — SQLite's `PRAGMA data_version`, read without preparing a statement.
+  /// A number that changes whenever another connection (in this process or another)
+  /// commits to the database file — SQLite's `PRAGMA data_version`. Commits made
+  /// through this connection do not change it.
   /// - Returns: The current data version of the main database.
-  /// - Throws: ``SQLiteError`` when the file cannot be queried.
-  public func dataVersion() throws -> UInt32 {
-    var version: UInt32 = 0
-    try check(sqlite3_file_control(handle, "main", SQLITE_FCNTL_DATA_VERSION, &version))
-    return version
+  /// - Throws: ``SQLiteError`` when the file cannot be read.
+  public func dataVersion() throws -> Int64 {
+    try scalarInt64("PRAGMA data_version") ?? 0
   }
 
   /// The SQLite library version, e.g. `3.40.1`.
