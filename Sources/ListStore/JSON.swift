@@ -270,9 +270,15 @@ enum ValueCoder {
   static func encode<Value: Encodable>(_ value: Value) throws(ListStoreError) -> String {
     if let text = value as? String { return JSONText.quote(text) }
     if let raw = value as? RawJSON { return raw.text }
+    if let metadata = value as? SectionMetadata {
+      // The shape the CLI writes, header first.
+      return "{\"header\":" + JSONText.quote(metadata.header) + ",\"footer\":"
+        + (metadata.footer.map(JSONText.quote) ?? "null") + "}"
+    }
     do {
       let encoder = JSONEncoder()
-      encoder.outputFormatting = [.withoutEscapingSlashes]
+      // Sorted keys: equal values are stored as equal text.
+      encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
       return String(decoding: try encoder.encode(value), as: UTF8.self)
     } catch {
       throw .encodingFailed("\(error)")

@@ -97,6 +97,12 @@ public final class Repository: Sendable {
     }
   }
 
+  /// SQLite's count of rows changed through this repository's connection since it
+  /// opened, triggers included (`sqlite3_total_changes`).
+  package func totalChanges() throws(ListStoreError) -> Int {
+    try read { db in db.totalChanges }
+  }
+
   private func mapped(_ error: any Error) -> ListStoreError {
     switch error {
     case let error as ListStoreError: error
