@@ -216,10 +216,11 @@ struct ArgumentParser {
         let spec = command.options.first(where: { $0.name == name })
       else {
         let known = command.options.map { "--" + $0.name }
+        let option = word.split(separator: "=").first.map(String.init) ?? word
+        let hint = suggestion(option, among: known, prefix: "")
         throw UsageError(
-          message:
-            "unknown option \(word.split(separator: "=").first.map(String.init) ?? word) for '\(command.name)'"
-            + suggestion(word, among: known, prefix: ""),
+          message: "unknown option \(option) for '\(command.name)'"
+            + (hint.isEmpty ? " (put -- before values that start with -)" : hint),
           command: command.path)
       }
       if spec.valueName == nil {
@@ -262,8 +263,9 @@ struct ArgumentParser {
     return (String(body), nil)
   }
 
+  /// `-1`, `-12.5e3`: values, not options.
   private static func isNegativeNumber(_ word: String) -> Bool {
-    word.count > 1 && word.hasPrefix("-") && word.dropFirst().allSatisfy(\.isNumber)
+    word.count > 1 && word.hasPrefix("-") && word.dropFirst().first?.isNumber == true
   }
 
   /// `; did you mean 'show'?` for the closest candidate within a small edit distance.

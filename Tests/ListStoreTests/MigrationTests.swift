@@ -16,9 +16,11 @@ import Testing
     #expect(try db.scalarInt64("PRAGMA user_version") == Int64(Migrator.latestVersion))
     #expect(try db.scalarInt64("PRAGMA application_id") == Migrator.applicationID)
     #expect(try db.scalarText("PRAGMA journal_mode") == "wal")
-    let tables = try Set(["lists", "sections", "items"].filter { name in
-      try db.scalarInt64("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", name) != nil
-    })
+    let tables = try Set(
+      ["lists", "sections", "items"].filter { name in
+        try db.scalarInt64("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", name)
+          != nil
+      })
     #expect(tables == ["lists", "sections", "items"])
   }
 
@@ -54,7 +56,8 @@ import Testing
     db.close()
     let before = try #require(fileBytes(path))
     #expect(
-      throws: ListStoreError.schemaTooNew(path: path, version: Migrator.latestVersion + 1, supported: Migrator.latestVersion)
+      throws: ListStoreError.schemaTooNew(
+        path: path, version: Migrator.latestVersion + 1, supported: Migrator.latestVersion)
     ) { try Repository(path: path) }
     #expect(fileBytes(path) == before)
   }
@@ -95,7 +98,9 @@ import Testing
     defer { folder.remove() }
     let blocker = folder.file("file")
     _ = FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
-    let error = try #require(throws: ListStoreError.self) { try Repository(path: blocker + "/sub/db.sqlite") }
+    let error = try #require(throws: ListStoreError.self) {
+      try Repository(path: blocker + "/sub/db.sqlite")
+    }
     guard case .cannotCreateFolder = error else {
       Issue.record("unexpected \(error)")
       return
@@ -113,7 +118,9 @@ import Testing
     #expect(repository.isReadOnly)
     let readOnly = try repository.list("l", metadata: String.self, item: String.self)
     #expect(try readOnly.numberOfSections() == 1)
-    #expect(throws: ListStoreError.readOnly(path: path)) { try readOnly.appendItem("x", toSection: 0) }
+    #expect(throws: ListStoreError.readOnly(path: path)) {
+      try readOnly.appendItem("x", toSection: 0)
+    }
     #expect(throws: ListStoreError.readOnly(path: path)) { try repository.createList("m") }
     #expect(fileBytes(path) == before)
   }

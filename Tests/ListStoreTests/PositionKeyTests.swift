@@ -69,7 +69,9 @@ import Testing
     #expect(upper.count < 1000 / 4)
   }
 
-  @Test(arguments: [(nil, nil, 1000), ("a5", nil, 300), (nil, "a0", 300), ("a0", "a1", 1000), ("a0V", "a0W", 10)])
+  @Test(arguments: [
+    (nil, nil, 1000), ("a5", nil, 300), (nil, "a0", 300), ("a0", "a1", 1000), ("a0V", "a0W", 10),
+  ])
   func bulkKeysAreOrderedAndBounded(lower: String?, upper: String?, count: Int) throws {
     let keys = try PositionKey.keys(between: lower, upper, count: count)
     #expect(keys.count == count)

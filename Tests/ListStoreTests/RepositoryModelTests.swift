@@ -64,7 +64,8 @@ import Testing
         case 3:
           let to = Int.random(in: -1...max(sectionCount, 0), using: &random)
           log.append("moveSection \(anySection) → \(to)")
-          expectFailure = !(0..<sectionCount).contains(anySection) || !(0..<sectionCount).contains(to)
+          expectFailure =
+            !(0..<sectionCount).contains(anySection) || !(0..<sectionCount).contains(to)
           try list.moveSection(from: anySection, to: to)
           let section = model.sections.remove(at: anySection)
           model.sections.insert(section, at: to)
@@ -102,7 +103,8 @@ import Testing
           let toRow = Int.random(in: 0...max(limit + 1, 0), using: &random)
           log.append("move item \(from):\(fromRow) → \(to):\(toRow)")
           expectFailure = fromRow >= counts[from] || toRow > limit
-          try list.moveItem(from: IndexPath(indexes: [from, fromRow]), to: IndexPath(indexes: [to, toRow]))
+          try list.moveItem(
+            from: IndexPath(indexes: [from, fromRow]), to: IndexPath(indexes: [to, toRow]))
           let item = model.sections[from].items.remove(at: fromRow)
           model.sections[to].items.insert(item, at: toRow)
         default:

@@ -18,21 +18,32 @@ struct City: Codable, Equatable, Sendable {
     let repository = try open()
     let id = try repository.createList("cities")
     #expect(try repository.listID(named: "cities") == id)
-    #expect(throws: ListStoreError.listExists(name: "cities")) { try repository.createList("cities") }
+    #expect(throws: ListStoreError.listExists(name: "cities")) {
+      try repository.createList("cities")
+    }
     #expect(throws: ListStoreError.emptyName) { try repository.createList("") }
     #expect(throws: ListStoreError.emptyName) { try repository.createList("  \t") }
     try repository.renameList("cities", to: "towns")
     #expect(try repository.listID(named: "towns") == id)
-    #expect(throws: ListStoreError.listNotFound(name: "cities")) { try repository.listID(named: "cities") }
+    #expect(throws: ListStoreError.listNotFound(name: "cities")) {
+      try repository.listID(named: "cities")
+    }
     try repository.createList("other")
-    #expect(throws: ListStoreError.listExists(name: "other")) { try repository.renameList("towns", to: "other") }
+    #expect(throws: ListStoreError.listExists(name: "other")) {
+      try repository.renameList("towns", to: "other")
+    }
     #expect(try repository.lists().map(\.name) == ["other", "towns"])
     try repository.deleteList("towns")
-    #expect(throws: ListStoreError.listNotFound(name: "towns")) { try repository.deleteList("towns") }
+    #expect(throws: ListStoreError.listNotFound(name: "towns")) {
+      try repository.deleteList("towns")
+    }
     #expect(try repository.lists().map(\.name) == ["other"])
   }
 
-  @Test(arguments: ["it's \"quoted\"", "a; DROP TABLE lists; --", "Zürich – 東京 🚀", "tab\tnew\nline", String(repeating: "long ", count: 2000)])
+  @Test(arguments: [
+    "it's \"quoted\"", "a; DROP TABLE lists; --", "Zürich – 東京 🚀", "tab\tnew\nline",
+    String(repeating: "long ", count: 2000),
+  ])
   func storesNamesAndValuesVerbatim(_ text: String) throws {
     defer { folder.remove() }
     let repository = try open()
@@ -49,7 +60,8 @@ struct City: Codable, Equatable, Sendable {
   @Test func customCodableModelsNeedNoCeremony() throws {
     defer { folder.remove() }
     let repository = try open()
-    let cities = try repository.createList("cities", metadata: SectionMetadata.self, item: City.self)
+    let cities = try repository.createList(
+      "cities", metadata: SectionMetadata.self, item: City.self)
     try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
     let paris = try cities.appendItem(City(name: "Paris"), toSection: 0)
     try cities.appendItem(City(name: "Berlin"), toSection: 0)
@@ -60,7 +72,8 @@ struct City: Codable, Equatable, Sendable {
     // Other readers see plain JSON.
     let raw = try repository.list("cities", metadata: RawJSON.self, item: RawJSON.self)
     #expect(try raw.item(id: paris) == RawJSON(#"{"name":"Paris"}"#))
-    #expect(try raw.storedSections().first?.row.json == #"{"header":"Cities","footer":"That's it"}"#)
+    #expect(
+      try raw.storedSections().first?.row.json == #"{"header":"Cities","footer":"That's it"}"#)
     // A value of the wrong shape is reported, not trapped on.
     let strings = try repository.list("cities", metadata: SectionMetadata.self, item: Int.self)
     #expect(throws: ListStoreError.self) { try strings.item(id: paris) }
@@ -74,7 +87,9 @@ struct City: Codable, Equatable, Sendable {
     try list.appendItems(["a", "b"], toSection: 0)
     let before = try list.storedSections()
     let changes = try repository.totalChanges()
-    #expect(throws: ListStoreError.sectionOutOfRange(index: 1, count: 1)) { try list.appendItem("x", toSection: 1) }
+    #expect(throws: ListStoreError.sectionOutOfRange(index: 1, count: 1)) {
+      try list.appendItem("x", toSection: 1)
+    }
     #expect(throws: ListStoreError.itemOutOfRange(section: 0, row: 2, count: 2)) {
       try list.removeItem(at: IndexPath(indexes: [0, 2]))
     }
@@ -88,11 +103,17 @@ struct City: Codable, Equatable, Sendable {
     #expect(throws: ListStoreError.sectionInsertionOutOfRange(index: 2, limit: 1)) {
       try list.insert(section: "B", at: 2)
     }
-    #expect(throws: ListStoreError.sectionInsertionOutOfRange(index: 1, limit: 0)) { try list.moveSection(from: 0, to: 1) }
-    #expect(throws: ListStoreError.sectionOutOfRange(index: -1, count: 1)) { try list.removeSection(at: -1) }
+    #expect(throws: ListStoreError.sectionInsertionOutOfRange(index: 1, limit: 0)) {
+      try list.moveSection(from: 0, to: 1)
+    }
+    #expect(throws: ListStoreError.sectionOutOfRange(index: -1, count: 1)) {
+      try list.removeSection(at: -1)
+    }
     #expect(throws: ListStoreError.itemNotFound(id: 999)) { try list.removeItem(id: 999) }
     #expect(throws: ListStoreError.sectionNotFound(id: 999)) { try list.removeSection(id: 999) }
-    #expect(throws: ListStoreError.invalidIndexPath("[0]")) { try list.item(at: IndexPath(index: 0)) }
+    #expect(throws: ListStoreError.invalidIndexPath("[0]")) {
+      try list.item(at: IndexPath(index: 0))
+    }
     #expect(try list.storedSections() == before)
     #expect(try repository.totalChanges() == changes)
   }
@@ -106,7 +127,9 @@ struct City: Codable, Equatable, Sendable {
     try b.appendSection("B")
     let item = try a.appendItem("x", toSection: 0)
     #expect(throws: ListStoreError.itemNotFound(id: item)) { try b.removeItem(id: item) }
-    #expect(throws: ListStoreError.itemNotFound(id: item)) { try b.moveItem(id: item, to: IndexPath(indexes: [0, 0])) }
+    #expect(throws: ListStoreError.itemNotFound(id: item)) {
+      try b.moveItem(id: item, to: IndexPath(indexes: [0, 0]))
+    }
     #expect(throws: ListStoreError.sectionNotFound(id: try a.sectionID(at: 0))) {
       try b.removeSection(id: try a.sectionID(at: 0))
     }
@@ -126,7 +149,8 @@ struct City: Codable, Equatable, Sendable {
     func rows() throws -> Set<String> {
       var result = Set<String>()
       try observer.prepare("SELECT id, section_id, position, value FROM items").forEachRow {
-        result.insert("\($0.int64(at: 0))|\($0.int64(at: 1))|\($0.string(at: 2))|\($0.string(at: 3))")
+        result.insert(
+          "\($0.int64(at: 0))|\($0.int64(at: 1))|\($0.string(at: 2))|\($0.string(at: 3))")
       }
       return result
     }
@@ -145,7 +169,8 @@ struct City: Codable, Equatable, Sendable {
       count += 1
       #expect(try repository.totalChanges() - changes == 1, "step \(step)")
       let after = try rows()
-      #expect(after.subtracting(before).count == 1 && before.subtracting(after).isEmpty, "step \(step)")
+      #expect(
+        after.subtracting(before).count == 1 && before.subtracting(after).isEmpty, "step \(step)")
     }
     for step in 0..<300 {
       let before = try rows()
@@ -157,7 +182,8 @@ struct City: Codable, Equatable, Sendable {
       let from = Int.random(in: 0..<sizes[fromSection], using: &random)
       let limit = sizes[toSection] - (toSection == fromSection ? 1 : 0)
       let to = [0, limit / 2, limit][step % 3]
-      try list.moveItem(from: IndexPath(indexes: [fromSection, from]), to: IndexPath(indexes: [toSection, to]))
+      try list.moveItem(
+        from: IndexPath(indexes: [fromSection, from]), to: IndexPath(indexes: [toSection, to]))
       let after = try rows()
       let written = after.subtracting(before).count
       #expect(written <= 1 && before.count == after.count, "move step \(step)")
@@ -177,7 +203,10 @@ struct City: Codable, Equatable, Sendable {
     #expect(try list.numberOfItems(inSection: 0) == 1)
     #expect(try list.numberOfItems(inSection: 1) == 2)
     let sections = try list.storedSections()
-    #expect(sections.map(\.row.json) == [#"{"header":"Z","footer":"end"}"#, #"{"header":"A","footer":null}"#])
+    #expect(
+      sections.map(\.row.json) == [
+        #"{"header":"Z","footer":"end"}"#, #"{"header":"A","footer":null}"#,
+      ])
     #expect(sections.map { $0.items.map(\.json) } == [[#""z""#], [#""x""#, #""y""#]])
     let summary = try #require(try repository.lists().first)
     #expect(summary.id == list.id && summary.name == "l")

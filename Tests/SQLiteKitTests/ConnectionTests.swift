@@ -11,7 +11,9 @@ import Testing
     defer { folder.remove() }
     try db.execute("CREATE TABLE t(i INTEGER, r REAL, s TEXT, b BLOB, n)")
     // Parameters: i, r, s, b, n.
-    let texts = ["", "plain", "quote ' \" ; -- DROP TABLE t", "non-ASCII: Zürich 東京 🚀", "nul\u{0}inside"]
+    let texts = [
+      "", "plain", "quote ' \" ; -- DROP TABLE t", "non-ASCII: Zürich 東京 🚀", "nul\u{0}inside",
+    ]
     for (offset, text) in texts.enumerated() {
       try db.run(
         "INSERT INTO t VALUES (?, ?, ?, ?, ?)", offset == 0 ? Int64.min : Int64.max - Int64(offset),
@@ -19,8 +21,11 @@ import Testing
     }
     let select = try db.prepare("SELECT i, r, s, n FROM t ORDER BY rowid")
     var rows: [(Int64, Double, String, Bool)] = []
-    try select.forEachRow { rows.append(($0.int64(at: 0), $0.double(at: 1), $0.string(at: 2), $0.isNull(at: 3))) }
-    #expect(rows.map(\.0) == [Int64.min, Int64.max - 1, Int64.max - 2, Int64.max - 3, Int64.max - 4])
+    try select.forEachRow {
+      rows.append(($0.int64(at: 0), $0.double(at: 1), $0.string(at: 2), $0.isNull(at: 3)))
+    }
+    #expect(
+      rows.map(\.0) == [Int64.min, Int64.max - 1, Int64.max - 2, Int64.max - 3, Int64.max - 4])
     #expect(rows.map(\.1) == [0.25, 1.25, 2.25, 3.25, 4.25])
     #expect(rows.map(\.2) == texts)
     #expect(rows.allSatisfy { $0.3 })
@@ -40,7 +45,9 @@ import Testing
     defer { folder.remove() }
     try db.execute("CREATE TABLE t(x TEXT UNIQUE)")
     try db.run("INSERT INTO t VALUES (?)", "a")
-    let error = try #require(throws: SQLiteError.self) { try db.run("INSERT INTO t VALUES (?)", "a") }
+    let error = try #require(throws: SQLiteError.self) {
+      try db.run("INSERT INTO t VALUES (?)", "a")
+    }
     #expect(error.code == .constraintUnique)
     #expect(error.primaryCode == .constraint)
     #expect(error.code.rawValue == 2067)
@@ -167,7 +174,9 @@ import Testing
     try Data("this is not a database, just some text that is long enough".utf8).write(
       to: URL(fileURLWithPath: path))
     let db = try Connection(path: path)
-    let error = try #require(throws: SQLiteError.self) { try db.scalarInt64("SELECT count(*) FROM sqlite_schema") }
+    let error = try #require(throws: SQLiteError.self) {
+      try db.scalarInt64("SELECT count(*) FROM sqlite_schema")
+    }
     #expect(error.code == .notADatabase)
   }
 
@@ -179,6 +188,8 @@ import Testing
     #expect(db.isReadOnly)
     let error = try #require(throws: SQLiteError.self) { try db.run("INSERT INTO t VALUES (1)") }
     #expect(error.code ~= .readOnly)
-    #expect(throws: SQLiteError.self) { try Connection(path: folder.file("missing.sqlite"), mode: .readWrite) }
+    #expect(throws: SQLiteError.self) {
+      try Connection(path: folder.file("missing.sqlite"), mode: .readWrite)
+    }
   }
 }

@@ -38,10 +38,13 @@ public struct ProcessResult: Sendable, CustomStringConvertible {
 
   /// Standard output split into lines, without the final empty one.
   public var lines: [String] {
-    stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(stdout.hasSuffix("\n") ? 1 : 0)
-      .map(String.init)
+    stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast(
+      stdout.hasSuffix("\n") ? 1 : 0
+    )
+    .map(String.init)
   }
 
+  /// Status and both outputs, for failure messages.
   public var description: String { "status \(status)\n--- stdout\n\(stdout)--- stderr\n\(stderr)" }
 }
 
@@ -51,7 +54,9 @@ public struct ProcessResult: Sendable, CustomStringConvertible {
 ///   - arguments: Its arguments.
 ///   - environment: Variables added to (or replacing) this process's environment.
 ///   - input: Text for its standard input (empty input when `nil`).
+///   - workingDirectory: Where it runs; this process's directory by default.
 /// - Returns: Its status and output.
+/// - Throws: When the program cannot be started.
 public func run(
   _ executable: String, _ arguments: [String], environment: [String: String] = [:],
   input: String? = nil, workingDirectory: String? = nil
@@ -84,7 +89,8 @@ public func run(
   group.wait()
   process.waitUntilExit()
   let status =
-    process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    process.terminationReason == .uncaughtSignal
+    ? 128 + process.terminationStatus : process.terminationStatus
   return ProcessResult(
     status: status, stdout: String(decoding: outData.get(), as: UTF8.self),
     stderr: String(decoding: errData.get(), as: UTF8.self))
@@ -117,7 +123,8 @@ public var liststoreBinary: String { productsDirectory + "/liststore" }
 
 /// Runs the built `liststore` with `--db database` before `arguments`.
 public func liststore(
-  _ arguments: [String], database: String?, environment: [String: String] = [:], input: String? = nil
+  _ arguments: [String], database: String?, environment: [String: String] = [:],
+  input: String? = nil
 ) throws -> ProcessResult {
   let full = (database.map { ["--db", $0] } ?? []) + arguments
   return try run(liststoreBinary, full, environment: environment, input: input)
@@ -136,6 +143,8 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
   /// Creates a generator; the same seed gives the same sequence.
   public init(seed: UInt64) { state = seed }
 
+  /// The next 64 random bits.
+  /// - Returns: A pseudo-random number.
   public mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
@@ -152,6 +161,7 @@ public func testSeed(_ fallback: UInt64) -> UInt64 {
 
 /// A count scaled by `LISTSTORE_TEST_SCALE` (default 1) for heavier runs.
 public func scaled(_ count: Int) -> Int {
-  let scale = ProcessInfo.processInfo.environment["LISTSTORE_TEST_SCALE"].flatMap { Double($0) } ?? 1
+  let scale =
+    ProcessInfo.processInfo.environment["LISTSTORE_TEST_SCALE"].flatMap { Double($0) } ?? 1
   return max(1, Int(Double(count) * scale))
 }
