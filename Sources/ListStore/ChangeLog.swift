@@ -1,0 +1,117 @@
+import FoundationEssentials
+import SQLiteKit
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// One row of the `changes` table: a row of `lists`, `sections` or `items` that a
+/// committed transaction inserted, updated or deleted.
+struct ChangeLogEntry: Sendable, Equatable {
+  enum Kind: Int64, Sendable { case list = 0, section = 1, item = 2 }
+  enum Operation: Int64, Sendable { case insert = 1, update = 2, delete = 3 }
+
+  var seq: Int64
+  /// The list the row belongs to after the change (`nil` after a delete).
+  var listID: Int64?
+  /// The list it belonged to before (`nil` for an insert).
+  var oldListID: Int64?
+  var kind: Kind
+  var operation: Operation
+  var rowID: Int64
+  /// Before the change: the section of an item, the list of a section.
+  var oldParent: Int64?
+  /// Before the change: the row's position key.
+  var oldPosition: String?
+  /// Whether an update changed the value (items) or metadata (sections).
+  var changed: Bool
+}
+
+/// Reading and pruning the change log written by the schema's triggers.
+enum ChangeLog {
+  /// How many rows the log keeps beyond what live readers still need, at most; a
+  /// reader further behind than this reloads its list instead.
+  static let maximumBacklog: Int64 = 200_000
+
+  /// Readers that have not refreshed their position for this long, and whose
+  /// process is gone, no longer hold the log back.
+  static let staleReaderAge: Double = 60
+
+  /// The entries after `seq`, in order.
+  static func entries(after seq: Int64, db: Connection) throws -> [ChangeLogEntry] {
+    let statement = try db.cachedStatement(
+      """
+      SELECT seq, list_id, old_list_id, kind, op, row_id, old_parent, old_position, changed
+      FROM changes WHERE seq > ? ORDER BY seq
+      """)
+    try statement.bind(seq, at: 1)
+    var entries: [ChangeLogEntry] = []
+    try statement.forEachRow { row in
+      guard let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 3)),
+        let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 4))
+      else { return }  // Written by something newer than us: not ours to read.
+      entries.append(
+        ChangeLogEntry(
+          seq: row.int64(at: 0), listID: row.optionalInt64(at: 1), oldListID: row.optionalInt64(at: 2),
+          kind: kind, operation: operation, rowID: row.int64(at: 5), oldParent: row.optionalInt64(at: 6),
+          oldPosition: row.optionalString(at: 7), changed: row.int64(at: 8) != 0))
+    }
+    return entries
+  }
+
+  /// The seq of the last entry ever written (0 for none).
+  static func lastSeq(db: Connection) throws -> Int64 {
+    try db.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+  }
+
+  /// The last seq pruned away: a reader that has not read past it missed entries.
+  static func horizon(db: Connection) throws -> Int64 {
+    try db.scalarInt64("SELECT pruned_through FROM change_log_horizon WHERE id = 1") ?? 0
+  }
+
+  /// Registers a reader (one per observing process) at `seq`; returns its id.
+  static func registerReader(at seq: Int64, db: Connection) throws -> Int64 {
+    try db.run(
+      "INSERT INTO change_log_readers(pid, seq, heartbeat) VALUES (?, ?, ?)", Int64(getpid()), seq, now())
+    return db.lastInsertRowID
+  }
+
+  /// Records that reader `id` has read through `seq` and is alive.
+  static func updateReader(_ id: Int64, seq: Int64, db: Connection) throws {
+    if try db.run("UPDATE change_log_readers SET seq = ?, heartbeat = ? WHERE id = ?", seq, now(), id) == 0 {
+      // Removed as stale while this process was suspended: come back.
+      try db.run(
+        "INSERT INTO change_log_readers(id, pid, seq, heartbeat) VALUES (?, ?, ?, ?)", id, Int64(getpid()),
+        seq, now())
+    }
+  }
+
+  static func unregisterReader(_ id: Int64, db: Connection) throws {
+    try db.run("DELETE FROM change_log_readers WHERE id = ?", id)
+  }
+
+  /// Deletes the entries every live reader has read, keeping at most
+  /// ``maximumBacklog`` entries for readers that fell behind; raises the horizon
+  /// over what it deleted. Runs inside the caller's write transaction.
+  static func prune(db: Connection) throws {
+    let last = try lastSeq(db: db)
+    // Forget readers whose process is gone and that stopped reporting.
+    let readers = try db.prepare("SELECT id, pid, heartbeat FROM change_log_readers")
+    var stale: [Int64] = []
+    try readers.forEachRow { row in
+      let pid = pid_t(truncatingIfNeeded: row.int64(at: 1))
+      let alive = kill(pid, 0) == 0 || errno == EPERM
+      if !alive && now() - row.double(at: 2) > staleReaderAge { stale.append(row.int64(at: 0)) }
+    }
+    for id in stale { try unregisterReader(id, db: db) }
+    let slowest = try db.scalarInt64("SELECT min(seq) FROM change_log_readers") ?? last
+    let through = max(min(slowest, last), last - maximumBacklog)
+    guard through > (try horizon(db: db)) else { return }
+    try db.run("DELETE FROM changes WHERE seq <= ?", through)
+    try db.run("UPDATE change_log_horizon SET pruned_through = ? WHERE id = 1", through)
+  }
+
+  private static func now() -> Double { Date().timeIntervalSince1970 }
+}
