@@ -31,7 +31,9 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
   }
 
   /// Returns an observer that passes each event of a source to `handle(_:)` after wrapping it.
-  final func sourceObserver<Element>(_ wrap: @escaping (Event<Element>) -> Input) -> Observer<Element> {
+  final func sourceObserver<Element>(
+    _ wrap: @escaping (Event<Element>) -> Input
+  ) -> Observer<Element> {
     Observer { event in self.receive(wrap(event)) }
   }
 

@@ -22,7 +22,9 @@ struct CombiningOperatorTests {
     let a = PublishSubject<Int>()
     let b = PublishSubject<Int>()
     var bDisposed = false
-    let merged = Observable.merge([a.asObservable(), b.asObservable().subscribeOnDisposed { bDisposed = true }])
+    let merged = Observable.merge([
+      a.asObservable(), b.asObservable().subscribeOnDisposed { bDisposed = true },
+    ])
     let recorder = Recorder(merged)
     a.onNext(1)
     a.onError(TestError(code: 5))
@@ -75,7 +77,9 @@ struct CombiningOperatorTests {
     let a = BehaviorSubject(value: 1)
     let b = BehaviorSubject(value: "a")
     var pairs: [String] = []
-    let subscription = Observable.combineLatest(a, b).subscribe(onNext: { pairs.append("\($0.0)\($0.1)") })
+    let subscription = Observable.combineLatest(a, b).subscribe(onNext: {
+      pairs.append("\($0.0)\($0.1)")
+    })
     b.onNext("b")
     #expect(pairs == ["1a", "1b"])
     subscription.dispose()
@@ -143,7 +147,9 @@ struct CombiningOperatorTests {
     var disposed: [String] = []
     let recorder = Recorder(
       outer.flatMapLatest { key in
-        (inners[key] ?? PublishSubject()).asObservable().subscribeOnDisposed { disposed.append(key) }
+        (inners[key] ?? PublishSubject()).asObservable().subscribeOnDisposed {
+          disposed.append(key)
+        }
       })
     outer.onNext("a")
     inners["a"]?.onNext(1)

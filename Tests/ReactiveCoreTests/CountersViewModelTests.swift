@@ -22,7 +22,8 @@ extension CellViewModel {
     let subtract = input.minus.map { -1 }  // minus subtracts one
     value = Observable.merge(add, subtract)
       .scan(initialValue, accumulator: +)  // the logic is here
-    label = value
+    label =
+      value
       .startWith(initialValue)
       .map { "number is \($0)" }  // create the string from the value
     delete = input.delete  // delete is just a passthrough in this case
@@ -95,7 +96,8 @@ struct CountersViewModelTests {
     let minus = PublishSubject<Void>()
     let delete = PublishSubject<Void>()
     let viewModel = CellViewModel(
-      CellInput(plus: plus.asObservable(), minus: minus.asObservable(), delete: delete.asObservable()),
+      CellInput(
+        plus: plus.asObservable(), minus: minus.asObservable(), delete: delete.asObservable()),
       initialValue: 5)
     let labels = Recorder(viewModel.label)
     var values: [Int] = []
@@ -128,7 +130,9 @@ struct CountersViewModelTests {
     var snapshots: [[String]] = []
     let bag = DisposeBag()
     screen.counters
-      .map { $0.map { "\($0.id == first ? "first" : $0.id == second ? "second" : "added")=\($0.value)" } }
+      .map {
+        $0.map { "\($0.id == first ? "first" : $0.id == second ? "second" : "added")=\($0.value)" }
+      }
       .subscribe(onNext: { snapshots.append($0) })
       .disposed(by: bag)
 

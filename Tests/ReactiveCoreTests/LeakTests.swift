@@ -27,7 +27,10 @@ struct LeakTests {
     do {
       let token = Token()
       captured = token
-      subscription = subject.filter { [token] _ in _ = token; return true }.subscribe(onNext: { _ in })
+      subscription = subject.filter { [token] _ in
+        _ = token
+        return true
+      }.subscribe(onNext: { _ in })
     }
     subject.onCompleted()
     #expect(captured == nil)
@@ -63,7 +66,10 @@ struct LeakTests {
       let token = Token()
       weakViewModel = viewModel
       captured = token
-      viewModel.output.map { [token] text in _ = token; return text }.bind(to: label).disposed(by: bag)
+      viewModel.output.map { [token] text in
+        _ = token
+        return text
+      }.bind(to: label).disposed(by: bag)
       viewModel.output.onNext("hello")
     }
     #expect(label.value == "hello")
@@ -80,7 +86,10 @@ struct LeakTests {
     do {
       let token = Token()
       captured = token
-      let tagged = a.map { [token] value in _ = token; return value }
+      let tagged = a.map { [token] value in
+        _ = token
+        return value
+      }
       subscriptions = [
         Observable.merge(tagged, b.asObservable()).subscribe(onNext: { _ in }),
         Observable.combineLatest(tagged, b).subscribe(onNext: { _ in }),

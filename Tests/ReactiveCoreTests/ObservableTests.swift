@@ -16,7 +16,8 @@ struct ObservableTests {
   @Test func emptyNeverAndErrorDeliverTheirSingleOutcome() {
     #expect(Recorder(Observable<Int>.empty()).events == [.completed])
     #expect(Recorder(Observable<Int>.never()).events == [])
-    #expect(Recorder(Observable<Int>.error(TestError(code: 1))).events == [.failed(TestError(code: 1))])
+    #expect(
+      Recorder(Observable<Int>.error(TestError(code: 1))).events == [.failed(TestError(code: 1))])
   }
 
   @Test func createIsColdAndRunsOncePerSubscription() {

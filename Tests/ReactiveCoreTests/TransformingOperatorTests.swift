@@ -76,7 +76,8 @@ struct TransformingOperatorTests {
 
   @Test func distinctUntilChangedByKeyAndByComparer() {
     let words = Observable.of("apple", "avocado", "banana", "blueberry", "cherry")
-    #expect(Recorder(words.distinctUntilChanged(by: \.first)).elements == ["apple", "banana", "cherry"])
+    #expect(
+      Recorder(words.distinctUntilChanged(by: \.first)).elements == ["apple", "banana", "cherry"])
     let byLength = words.distinctUntilChanged { $0.count == $1.count }
     #expect(Recorder(byLength).elements == ["apple", "avocado", "banana", "blueberry", "cherry"])
     let numbers = Observable.of(1, 2, 5, 6)
@@ -97,7 +98,10 @@ struct TransformingOperatorTests {
   }
 
   @Test func takeFromASynchronousSourceStopsAtCount() {
-    #expect(Recorder(Observable.from(1...10).take(3)).events == [.next(1), .next(2), .next(3), .completed])
+    #expect(
+      Recorder(Observable.from(1...10).take(3)).events == [
+        .next(1), .next(2), .next(3), .completed,
+      ])
   }
 
   @Test func takeZeroCompletesWithoutSubscribing() {
