@@ -188,7 +188,7 @@ enum CombineLatestInput<First, Second, Third> {
 final class CombineLatestSink<First, Second, Third, Output>:
   SerialSink<CombineLatestInput<First, Second, Third>, Output>, @unchecked Sendable
 {
-  private let resultSelector: (First, Second, Third) -> Output
+  private var resultSelector: ((First, Second, Third) -> Output)?
   private var first: First?
   private var second: Second?
   private var third: Third?
@@ -213,7 +213,14 @@ final class CombineLatestSink<First, Second, Third, Output>:
     case .second(.completed): return complete(hasEmitted: second != nil)
     case .third(.completed): return complete(hasEmitted: third != nil)
     }
-    if let first, let second, let third { forward(resultSelector(first, second, third)) }
+    if let first, let second, let third, let resultSelector {
+      forward(resultSelector(first, second, third))
+    }
+  }
+
+  override func releaseState() {
+    resultSelector = nil
+    (first, second, third) = (nil, nil, nil)
   }
 
   private func complete(hasEmitted: Bool) {
@@ -231,7 +238,7 @@ enum WithLatestFromInput<First, Second> {
 final class WithLatestFromSink<First, Second, Output>:
   SerialSink<WithLatestFromInput<First, Second>, Output>, @unchecked Sendable
 {
-  private let resultSelector: (First, Second) -> Output
+  private var resultSelector: ((First, Second) -> Output)?
   private var latest: Second?
 
   init(_ downstream: Observer<Output>, resultSelector: @escaping (First, Second) -> Output) {
@@ -239,10 +246,15 @@ final class WithLatestFromSink<First, Second, Output>:
     super.init(downstream)
   }
 
+  override func releaseState() {
+    resultSelector = nil
+    latest = nil
+  }
+
   override func handle(_ input: WithLatestFromInput<First, Second>) {
     switch input {
     case .first(.next(let element)):
-      if let latest { forward(resultSelector(element, latest)) }
+      if let latest, let resultSelector { forward(resultSelector(element, latest)) }
     case .second(.next(let element)):
       latest = element
     case .first(.failed(let error)), .second(.failed(let error)):

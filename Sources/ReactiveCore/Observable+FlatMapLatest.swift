@@ -29,7 +29,7 @@ enum FlatMapLatestInput<Outer, Inner> {
 final class FlatMapLatestSink<Outer, Inner>:
   SerialSink<FlatMapLatestInput<Outer, Inner>, Inner>, @unchecked Sendable
 {
-  private let transform: (Outer) -> Observable<Inner>
+  private var transform: ((Outer) -> Observable<Inner>)?
   /// The subscription to the current inner observable.
   let inner = SerialDisposable()
   private var currentID = 0
@@ -41,6 +41,10 @@ final class FlatMapLatestSink<Outer, Inner>:
     super.init(downstream)
   }
 
+  override func releaseState() {
+    transform = nil
+  }
+
   override func handle(_ input: FlatMapLatestInput<Outer, Inner>) {
     switch input {
     case .outer(.next(let element)):
@@ -49,9 +53,10 @@ final class FlatMapLatestSink<Outer, Inner>:
       // Dispose the previous inner subscription before subscribing the next one.
       inner.replace(with: BooleanDisposable())
       let id = currentID
+      guard let innerObservable = transform?(element) else { return }
       // Events the inner observable sends while subscribing are queued by the gate and
       // handled after this input.
-      inner.replace(with: transform(element).subscribe(sourceObserver { .inner(id: id, $0) }))
+      inner.replace(with: innerObservable.subscribe(sourceObserver { .inner(id: id, $0) }))
     case .outer(.failed(let error)):
       finish(.failed(error))
     case .outer(.completed):

@@ -44,6 +44,7 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
       handle(input)
     case .release:
       downstream = nil
+      releaseState()
     }
   }
 
@@ -51,6 +52,11 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
   func handle(_ input: Input) {
     preconditionFailure("SerialSink.handle(_:) must be overridden")
   }
+
+  /// Drops the operator's closures and buffered elements once the sink stopped, so that a
+  /// subscriber who keeps the disposable keeps nothing else alive. Runs only on the gate's
+  /// owner; overridden by operators that hold such state.
+  func releaseState() {}
 
   /// Sends an element downstream. Call only from `handle(_:)`.
   final func forward(_ element: Output) {
@@ -64,6 +70,7 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
     let downstream = self.downstream
     self.downstream = nil
     downstream?.on(event)
+    releaseState()
     subscriptions.dispose()
   }
 

@@ -105,6 +105,36 @@ struct LeakTests {
     #expect(captured == nil)
   }
 
+  @Test func multiSourceSinksReleaseStateEvenWhenTheirDisposableIsKept() {
+    let a = PublishSubject<Int>()
+    let b = PublishSubject<Int>()
+    weak var captured: Token?
+    var subscriptions: [any Disposable] = []
+    do {
+      let token = Token()
+      captured = token
+      subscriptions = [
+        Observable.combineLatest(a, b) { [token] x, y in
+          _ = token
+          return x + y
+        }.subscribe { _ in },
+        a.withLatestFrom(b) { [token] x, y in
+          _ = token
+          return x + y
+        }.subscribe { _ in },
+        b.flatMapLatest { [token] _ in
+          _ = token
+          return a
+        }.subscribe { _ in },
+      ]
+    }
+    a.onNext(1)
+    b.onNext(2)
+    #expect(captured != nil)
+    for subscription in subscriptions { subscription.dispose() }
+    #expect(captured == nil)
+  }
+
   @Test func createReleasesTheObserverWhenTheProducerDropsItOnDispose() {
     weak var captured: Token?
     var subscription: (any Disposable)?
