@@ -17,19 +17,18 @@ extension ObservableType {
     onDisposed: (() -> Void)? = nil
   ) -> any Disposable {
     let disposer = SinkDisposer(cancel: onDisposed)
+    // Elements go straight to `onNext`: the sink adds no stage to the per-element path.
     let upstream = subscribe(
-      Observer { event in
-        switch event {
-        case .next(let element):
-          onNext?(element)
-        case .failed(let error):
-          onError?(error)
+      Observer(
+        next: onNext ?? { _ in },
+        end: { error in
+          if let error {
+            onError?(error)
+          } else {
+            onCompleted?()
+          }
           disposer.dispose()
-        case .completed:
-          onCompleted?()
-          disposer.dispose()
-        }
-      })
+        }))
     disposer.setUpstream(upstream)
     return disposer
   }

@@ -11,14 +11,7 @@ extension ObservableType {
   public func map<Result>(_ transform: @escaping (Element) -> Result) -> Observable<Result> {
     let source = self
     return Observable(trusted: { observer in
-      source.subscribe(
-        Observer { event in
-          switch event {
-          case .next(let element): observer.on(.next(transform(element)))
-          case .failed(let error): observer.on(.failed(error))
-          case .completed: observer.on(.completed)
-          }
-        })
+      source.subscribe(Observer(next: { observer.next(transform($0)) }, end: observer.end))
     })
   }
 
@@ -31,10 +24,7 @@ extension ObservableType {
     let source = self
     return Observable(trusted: { observer in
       source.subscribe(
-        Observer { event in
-          if case .next(let element) = event, !isIncluded(element) { return }
-          observer.on(event)
-        })
+        Observer(next: { if isIncluded($0) { observer.next($0) } }, end: observer.end))
     })
   }
 
@@ -49,14 +39,11 @@ extension ObservableType {
     let source = self
     return Observable(trusted: { observer in
       source.subscribe(
-        Observer { event in
-          switch event {
-          case .next(let element):
-            if let result = transform(element) { observer.on(.next(result)) }
-          case .failed(let error): observer.on(.failed(error))
-          case .completed: observer.on(.completed)
-          }
-        })
+        Observer(
+          next: { element in
+            if let result = transform(element) { observer.next(result) }
+          },
+          end: observer.end))
     })
   }
 
@@ -80,15 +67,12 @@ extension ObservableType {
     return Observable(trusted: { observer in
       let accumulated = OperatorState(seed)
       return source.subscribe(
-        Observer { event in
-          switch event {
-          case .next(let element):
+        Observer(
+          next: { element in
             accumulated.value = accumulator(accumulated.value, element)
-            observer.on(.next(accumulated.value))
-          case .failed(let error): observer.on(.failed(error))
-          case .completed: observer.on(.completed)
-          }
-        })
+            observer.next(accumulated.value)
+          },
+          end: observer.end))
     })
   }
 
@@ -112,15 +96,12 @@ extension ObservableType {
     return Observable(trusted: { observer in
       let accumulated = OperatorState(seed)
       return source.subscribe(
-        Observer { event in
-          switch event {
-          case .next(let element):
+        Observer(
+          next: { element in
             accumulator(&accumulated.value, element)
-            observer.on(.next(accumulated.value))
-          case .failed(let error): observer.on(.failed(error))
-          case .completed: observer.on(.completed)
-          }
-        })
+            observer.next(accumulated.value)
+          },
+          end: observer.end))
     })
   }
 
@@ -132,7 +113,7 @@ extension ObservableType {
   public func startWith(_ elements: Element...) -> Observable<Element> {
     let source = self
     return Observable(trusted: { observer in
-      for element in elements { observer.on(.next(element)) }
+      for element in elements { observer.next(element) }
       return source.subscribe(observer)
     })
   }
@@ -149,13 +130,13 @@ extension ObservableType {
     return Observable(trusted: { observer in
       let previous = OperatorState<Element?>(nil)
       return source.subscribe(
-        Observer { event in
-          if case .next(let element) = event {
+        Observer(
+          next: { element in
             if let last = previous.value, areEquivalent(last, element) { return }
             previous.value = element
-          }
-          observer.on(event)
-        })
+            observer.next(element)
+          },
+          end: observer.end))
     })
   }
 
@@ -187,19 +168,20 @@ extension ObservableType {
       let upstream = SerialDisposable()
       upstream.replace(
         with: source.subscribe(
-          Observer { event in
-            guard remaining.value > 0 else { return }
-            if case .next = event {
+          Observer(
+            next: { element in
+              guard remaining.value > 0 else { return }
               remaining.value -= 1
-              observer.on(event)
+              observer.next(element)
               guard remaining.value == 0 else { return }
-              observer.on(.completed)
+              observer.end(nil)
               upstream.dispose()
-            } else {
+            },
+            end: { error in
+              guard remaining.value > 0 else { return }
               remaining.value = 0
-              observer.on(event)
-            }
-          }))
+              observer.end(error)
+            })))
       return upstream
     })
   }
@@ -215,13 +197,15 @@ extension ObservableType {
     return Observable(trusted: { observer in
       let remaining = OperatorState(count)
       return source.subscribe(
-        Observer { event in
-          if case .next = event, remaining.value > 0 {
-            remaining.value -= 1
-            return
-          }
-          observer.on(event)
-        })
+        Observer(
+          next: { element in
+            guard remaining.value == 0 else {
+              remaining.value -= 1
+              return
+            }
+            observer.next(element)
+          },
+          end: observer.end))
     })
   }
 }

@@ -57,7 +57,7 @@ public struct Observable<Element>: ObservableType {
       let sink = CreateSink(downstream)
       let disposer = SinkDisposer(cancel: sink.stop)
       sink.disposer = disposer
-      disposer.setUpstream(subscribe(Observer(sink.on)))
+      disposer.setUpstream(subscribe(Observer(next: sink.next, end: sink.end)))
       return disposer
     }
   }
@@ -101,18 +101,18 @@ final class CreateSink<Element>: @unchecked Sendable {
     self.downstream = downstream
   }
 
-  func on(_ event: Event<Element>) {
-    if event.isTerminal {
-      guard stopped.set() else { return }
-      let downstream = self.downstream
-      self.downstream = nil
-      downstream?.on(event)
-      disposer?.dispose()
-      disposer = nil
-    } else {
-      guard !stopped.isSet else { return }
-      downstream?.on(event)
-    }
+  func next(_ element: Element) {
+    guard !stopped.isSet else { return }
+    downstream?.next(element)
+  }
+
+  func end(_ error: (any Error)?) {
+    guard stopped.set() else { return }
+    let downstream = self.downstream
+    self.downstream = nil
+    downstream?.end(error)
+    disposer?.dispose()
+    disposer = nil
   }
 
   func stop() {

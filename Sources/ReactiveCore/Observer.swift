@@ -58,18 +58,26 @@ extension ObserverType where Element == Void {
   }
 }
 
-/// An observer made from a closure that receives every event.
+/// An observer made from closures.
 ///
 /// This is what ``Observable/init(_:)`` hands to its subscribe closure.
+///
+/// Internally an observer is a pair of closures, one for elements and one for the end of the
+/// sequence, so that an element travels down an operator chain without being wrapped in an
+/// ``Event`` at every stage.
 public struct Observer<Element>: ObserverType {
-  @usableFromInline let handler: (Event<Element>) -> Void
+  /// Receives each element.
+  @usableFromInline let next: (Element) -> Void
+  /// Receives the end of the sequence: the failure, or `nil` for completion.
+  @usableFromInline let end: ((any Error)?) -> Void
 
   /// Creates an observer that passes every event to `handler`.
   ///
   /// - Parameter handler: The closure called for each event.
   @inlinable
   public init(_ handler: @escaping (Event<Element>) -> Void) {
-    self.handler = handler
+    self.next = { handler(.next($0)) }
+    self.end = { handler(Event(ending: $0)) }
   }
 
   /// Creates an observer that forwards every event to `observer`.
@@ -77,7 +85,18 @@ public struct Observer<Element>: ObserverType {
   /// - Parameter observer: The observer to forward to.
   @inlinable
   public init<Other: ObserverType>(_ observer: Other) where Other.Element == Element {
-    self.handler = observer.on
+    if let observer = observer as? Observer<Element> {
+      self = observer
+    } else {
+      self.init(observer.on)
+    }
+  }
+
+  /// Creates an observer from a closure for elements and one for the end of the sequence.
+  @inlinable
+  init(next: @escaping (Element) -> Void, end: @escaping ((any Error)?) -> Void) {
+    self.next = next
+    self.end = end
   }
 
   /// Receives one event.
@@ -85,7 +104,23 @@ public struct Observer<Element>: ObserverType {
   /// - Parameter event: The event.
   @inlinable
   public func on(_ event: Event<Element>) {
-    handler(event)
+    switch event {
+    case .next(let element): next(element)
+    case .failed(let error): end(error)
+    case .completed: end(nil)
+    }
+  }
+}
+
+extension Event {
+  /// The terminal event for an end of sequence: `failed(error)`, or `completed` for `nil`.
+  @inlinable
+  init(ending error: (any Error)?) {
+    if let error {
+      self = .failed(error)
+    } else {
+      self = .completed
+    }
   }
 }
 

@@ -34,7 +34,9 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
   final func sourceObserver<Element>(
     _ wrap: @escaping (Event<Element>) -> Input
   ) -> Observer<Element> {
-    Observer { event in self.receive(wrap(event)) }
+    Observer(
+      next: { self.receive(wrap(.next($0))) },
+      end: { self.receive(wrap(Event(ending: $0))) })
   }
 
   private func run(_ command: Command) {
@@ -60,7 +62,7 @@ class SerialSink<Input, Output>: Disposable, @unchecked Sendable {
 
   /// Sends an element downstream. Call only from `handle(_:)`.
   final func forward(_ element: Output) {
-    downstream?.on(.next(element))
+    downstream?.next(element)
   }
 
   /// Sends a terminal event downstream, releases the observer and disposes the sources. Call

@@ -45,11 +45,19 @@ final class SubjectObserver<Element> {
     self.disposed = disposed
   }
 
-  /// Delivers `event` unless the subscription was disposed.
+  /// Delivers `element` unless the subscription was disposed.
   @inlinable
-  func deliver(_ event: Event<Element>) {
+  func deliver(_ element: Element) {
     guard !disposed.isSet else { return }
-    observer.on(event)
+    observer.next(element)
+  }
+
+  /// Delivers the end of the sequence unless the subscription was disposed, and marks it
+  /// disposed.
+  @inlinable
+  func deliverEnd(_ error: (any Error)?) {
+    guard disposed.set() else { return }
+    observer.end(error)
   }
 }
 
@@ -89,6 +97,15 @@ final class SubjectCore<Element>: @unchecked Sendable {
   @usableFromInline let keepsLatest: Bool
   @usableFromInline let acceptsTerminalEvents: Bool
   @usableFromInline @exclusivity(unchecked) var observers: ContiguousArray<SubjectObserver<Element>>
+  {
+    didSet { rebuildDeliveryList() }
+  }
+  // Unretained mirror of `observers`, the list events are delivered from: reading it costs no
+  // reference counting, while `observers` keeps its nodes alive. Rebuilt by the owner whenever
+  // `observers` changes, never while a delivery walks it (changes requested from inside an
+  // observer are queued by the gate).
+  @usableFromInline @exclusivity(unchecked) var deliveryList:
+    UnsafeMutableBufferPointer<Unmanaged<SubjectObserver<Element>>>
   @usableFromInline @exclusivity(unchecked) var replay: ReplayBuffer<Element>
   @usableFromInline @exclusivity(unchecked) var terminalEvent: Event<Element>?
 
@@ -103,8 +120,20 @@ final class SubjectCore<Element>: @unchecked Sendable {
     keepsLatest = initial != nil
     self.acceptsTerminalEvents = acceptsTerminalEvents
     observers = []
+    deliveryList = UnsafeMutableBufferPointer(start: nil, count: 0)
     replay = ReplayBuffer(capacity: replayCount)
     if let initial { replay.append(initial) }
+  }
+
+  deinit {
+    deliveryList.deallocate()
+  }
+
+  @usableFromInline
+  func rebuildDeliveryList() {
+    deliveryList.deallocate()
+    deliveryList = .allocate(capacity: observers.count)
+    _ = deliveryList.initialize(from: observers.lazy.map { Unmanaged.passUnretained($0) })
   }
 
   @inlinable
@@ -156,28 +185,21 @@ final class SubjectCore<Element>: @unchecked Sendable {
       guard terminalEvent == nil else { return }
       if case .next(let element) = event {
         if replay.capacity > 0 { replay.append(element) }
-        // Borrow the list instead of copying it (which costs a retain and a release per
-        // event): nothing can change it meanwhile, since it is owner-only state and a
-        // re-entrant subscribe or dispose is queued, not run.
-        observers.withUnsafeBufferPointer { observers in
-          for observer in observers { observer.deliver(event) }
+        for observer in deliveryList {
+          observer._withUnsafeGuaranteedRef { $0.deliver(element) }
         }
       } else {
         terminalEvent = event
         let ended = observers
         observers = []
-        for observer in ended {
-          observer.deliver(event)
-          _ = observer.disposed.set()
-        }
+        for observer in ended { observer.deliverEnd(event.error) }
       }
     case .subscribe(let observer):
       if replay.capacity > 0 {
-        for element in replay.elements { observer.deliver(.next(element)) }
+        for element in replay.elements { observer.deliver(element) }
       }
       if let terminalEvent {
-        observer.deliver(terminalEvent)
-        _ = observer.disposed.set()
+        observer.deliverEnd(terminalEvent.error)
       } else if !observer.disposed.isSet {
         observers.append(observer)
       }
