@@ -46,6 +46,26 @@ struct ConcurrencyTests {
     #expect(sums.withLock { $0 } == expectedSum)
   }
 
+  @Test func eachSendersEventsArriveInTheOrderItSentThem() async {
+    let subject = PublishSubject<(sender: Int, value: Int)>()
+    let lastBySender = Mutex([Int](repeating: -1, count: 4))
+    let outOfOrder = Atomic(0)
+    let subscription = subject.subscribe(onNext: { event in
+      lastBySender.withLock { last in
+        if event.value <= last[event.sender] { outOfOrder.add(1, ordering: .relaxed) }
+        last[event.sender] = event.value
+      }
+    })
+    await withTaskGroup(of: Void.self) { group in
+      for sender in 0..<4 {
+        group.addTask { for value in 0..<20_000 { subject.onNext((sender: sender, value: value)) } }
+      }
+    }
+    subscription.dispose()
+    #expect(outOfOrder.load(ordering: .relaxed) == 0)
+    #expect(lastBySender.withLock { $0 } == [19_999, 19_999, 19_999, 19_999])
+  }
+
   @Test func scanOverConcurrentSendsCountsEveryEvent() async {
     let subject = PublishSubject<Void>()
     let last = Atomic(0)
