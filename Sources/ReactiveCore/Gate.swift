@@ -71,14 +71,30 @@ struct Gate<Op, Shared>: ~Copyable {
   ///   - execute: Runs one operation; called without any lock held.
   @inlinable
   func perform(_ op: Op, execute: (Op) -> Void) {
+    perform({ execute(op) }, orQueue: op, execute: execute)
+  }
+
+  /// Runs `body` now on this thread if the gate is idle, or queues `op` (which must do the
+  /// same as `body`) for the current owner.
+  ///
+  /// The hot paths use it to skip building and switching over an operation when they run it
+  /// at once.
+  ///
+  /// - Parameters:
+  ///   - body: The operation, run at once.
+  ///   - op: The operation, queued.
+  ///   - execute: Runs one queued operation; called without any lock held.
+  @inlinable
+  func perform(_ body: () -> Void, orQueue op: @autoclosure () -> Op, execute: (Op) -> Void) {
     let claim = ownership.compareExchange(
       expected: Self.idle, desired: Self.running, ordering: .acquiring)
     guard claim.exchanged else {
+      let op = op()
       queue.withLock { $0.pending.append(op) }
       signal(execute)
       return
     }
-    execute(op)
+    body()
     let release = ownership.compareExchange(
       expected: Self.running, desired: Self.idle, ordering: .releasing)
     if !release.exchanged { drain(execute) }

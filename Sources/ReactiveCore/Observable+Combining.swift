@@ -108,7 +108,7 @@ extension ObservableType {
   /// Merges the elements of this observable and `other` (ReactiveKit `merge(with:)`).
   ///
   /// - Parameter other: The observable to merge with.
-  /// - Returns: The merged observable; see ``Observable/merge(_:)-(Observable<Element>...)``.
+  /// - Returns: The merged observable, which completes when both have completed.
   public func merge(with other: some ObservableType<Element>) -> Observable<Element> {
     Observable.merge([asObservable(), other.asObservable()])
   }

@@ -153,8 +153,20 @@ final class SubjectCore<Element>: @unchecked Sendable {
           return true
         },
         execute: { self.execute($0) })
+    } else if case .next(let element) = event {
+      gate.perform({ self.deliver(element) }, orQueue: .event(event)) { self.execute($0) }
     } else {
       gate.perform(.event(event)) { self.execute($0) }
+    }
+  }
+
+  /// Delivers an element to every observer; only ever called by the gate's owner.
+  @inlinable
+  func deliver(_ element: Element) {
+    guard terminalEvent == nil else { return }
+    if replay.capacity > 0 { replay.append(element) }
+    for observer in deliveryList {
+      observer._withUnsafeGuaranteedRef { $0.deliver(element) }
     }
   }
 
@@ -182,13 +194,9 @@ final class SubjectCore<Element>: @unchecked Sendable {
   func execute(_ op: Op) {
     switch op {
     case .event(let event):
-      guard terminalEvent == nil else { return }
       if case .next(let element) = event {
-        if replay.capacity > 0 { replay.append(element) }
-        for observer in deliveryList {
-          observer._withUnsafeGuaranteedRef { $0.deliver(element) }
-        }
-      } else {
+        deliver(element)
+      } else if terminalEvent == nil {
         terminalEvent = event
         let ended = observers
         observers = []
