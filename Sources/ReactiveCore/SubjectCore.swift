@@ -154,7 +154,8 @@ final class SubjectCore<Element>: @unchecked Sendable {
         },
         execute: { self.execute($0) })
     } else if case .next(let element) = event {
-      gate.perform({ self.deliver(element) }, orQueue: .event(event)) { self.execute($0) }
+      gate.perform(
+        { self.deliver(element) }, orQueue: .event(event), execute: { self.execute($0) })
     } else {
       gate.perform(.event(event)) { self.execute($0) }
     }
