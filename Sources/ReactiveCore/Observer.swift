@@ -60,7 +60,9 @@ extension ObserverType where Element == Void {
 
 /// An observer made from closures.
 ///
-/// This is what ``Observable/init(_:)`` hands to its subscribe closure.
+/// This is what ``Observable/init(_:)`` hands to its subscribe closure. When `Element` is
+/// `Sendable` the observer is too, so a producer may emit from a queue or a task, provided it
+/// sends one event at a time.
 ///
 /// Internally an observer is a pair of closures, one for elements and one for the end of the
 /// sequence, so that an element travels down an operator chain without being wrapped in an
@@ -123,6 +125,15 @@ extension Event {
     }
   }
 }
+
+// An observer can be handed to another thread (a producer in `Observable.init(_:)` that
+// emits from a queue or a task, or a subject fed from several threads), so that events may
+// reach its closures on any thread. That is safe under the Rx contract the whole module relies
+// on and enforces: the events of one subscription are delivered one at a time, each
+// happening-before the next (subjects and multi-source operators serialize them through a
+// `Gate`), so the operator state and downstream observers captured by the closures are never
+// touched concurrently. The elements themselves do cross threads, hence `Element: Sendable`.
+extension Observer: @unchecked Sendable where Element: Sendable {}
 
 /// The RxSwift name of ``Observer``.
 public typealias AnyObserver<Element> = Observer<Element>

@@ -127,6 +127,19 @@ struct ConcurrencyTests {
     #expect(tally.overlaps.load(ordering: .relaxed) == 0)
   }
 
+  @Test func createMayEmitFromAnotherThread() async {
+    let source = Observable<Int> { observer in
+      let producer = Task.detached {
+        for value in 1...3 { observer.onNext(value) }
+        observer.onCompleted()
+      }
+      return Disposables.create { producer.cancel() }
+    }
+    var collected: [Int] = []
+    for await value in source.values { collected.append(value) }
+    #expect(collected == [1, 2, 3])
+  }
+
   @Test func observeOnDeliversInOrderOnTheQueue() async {
     let queue = DispatchQueue(label: "observe-on", attributes: .concurrent)
     let key = DispatchSpecificKey<Int>()
