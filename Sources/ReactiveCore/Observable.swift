@@ -2,6 +2,17 @@
 ///
 /// Every operator (`map`, `merge`, `scan`, ...) is defined on this protocol, so it applies to
 /// subjects and properties directly.
+///
+/// ## The contract
+///
+/// A subscription receives zero or more elements, then at most one terminal event (`failed` or
+/// `completed`), and nothing after it. Events of one subscription arrive one at a time, never
+/// concurrently, each on the thread that produced it (the sender of a subject, the queue of
+/// `observe(on:)`). Disposing a subscription stops delivery (an event already being delivered
+/// on another thread at that moment may still arrive) and releases the upstream subscriptions
+/// and the closures of the chain. Sources (subjects, `Observable.init(_:)`, the factories) and
+/// the operators that join several sources enforce this; single-source operators rely on it and
+/// take no lock.
 public protocol ObservableType<Element> {
   /// The type of the elements delivered.
   associatedtype Element
