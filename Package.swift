@@ -30,8 +30,10 @@ let package = Package(
       dependencies: ["SQLiteKit", "Observable2D", "ReactiveCore"],
       plugins: ["EmbedMigrations"]
     ),
+    // The counters example: input/output view models over a stored list.
+    .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
-    .target(name: "ListStoreCLI", dependencies: ["ListStore"]),
+    .target(name: "ListStoreCLI", dependencies: ["ListStore", "Counters", "ReactiveCore"]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
     // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.
@@ -51,6 +53,7 @@ let package = Package(
     .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
     .testTarget(name: "Observable2DTests", dependencies: ["Observable2D", "ReactiveCore"]),
     .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "SQLiteKit", "TestSupport"]),
+    .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
       dependencies: ["ListStoreCLI", "ListStore", "TestSupport", "liststore"]

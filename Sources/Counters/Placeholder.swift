@@ -1,0 +1,1 @@
+// The counters example; see issue 5.
