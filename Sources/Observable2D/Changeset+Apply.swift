@@ -1,0 +1,319 @@
+import FoundationEssentials
+
+extension Changeset {
+  /// Checks the changeset against the state it claims to start from, without building the new
+  /// state.
+  ///
+  /// It checks rules 1 to 5 of the changeset contract: every index and index path is in bounds
+  /// of its state (new item rows against the counts that rule 4 gives each surviving section);
+  /// no old index or index path is named twice among deletions, moves and updates, and no new
+  /// one twice among insertions and moves; no item of a deleted or inserted section is listed;
+  /// and every entry that names something in the old state carries that thing's id.
+  ///
+  /// - Parameter old: The state before the batch.
+  /// - Throws: ``Observable2DArrayError/invalidChangeset(rule:message:)`` naming the first broken
+  ///   rule and the entry that broke it.
+  /// - Complexity: O(*s* + *k* log *n*) for *s* sections and *k* entries over *n* items; it never
+  ///   walks the items.
+  public func validate(against old: [Section]) throws {
+    _ = try checkedSectionMap(against: old)
+  }
+
+  /// Applies the changeset to `old` by the normative algorithm of the changeset contract.
+  ///
+  /// The changeset is validated first; on error nothing is built. Then, in the old index
+  /// space, deleted and moved-from items are removed from the highest index path down, then
+  /// deleted and moved-from sections (a moved section keeps its remaining items); in the new
+  /// index space, inserted and moved-to sections are inserted from the lowest index up, then
+  /// inserted and moved-to items ordered by section, then row; finally the metadata of updated
+  /// sections and the values of updated items are set (by id, which is where the old index
+  /// names them).
+  ///
+  /// - Parameter old: The state before the batch.
+  /// - Returns: The state after the batch.
+  /// - Throws: ``Observable2DArrayError/invalidChangeset(rule:message:)`` when the changeset
+  ///   does not fit `old`.
+  /// - Complexity: O(*s* + *k* (log *n* + *c* + 1024)) for *s* sections, *k* entries and item
+  ///   lists of *n* items in *c* chunks: proportional to the change, not to the total count.
+  public func applied(to old: [Section]) throws -> [Section] {
+    try validate(against: old)
+    var sections = old
+    applyWithoutValidation(to: &sections)
+    return sections
+  }
+
+  /// Applies a changeset that ``validate(against:)`` accepted for `sections`.
+  func applyWithoutValidation(to sections: inout [Section]) {
+    // Updates name surviving, unmoved things by their old position, which is where their id is
+    // now; setting them first gives the same result as setting them by id at the end.
+    for update in updatedSections { sections[update.index].metadata = update.metadata }
+    for update in updatedItems { sections[update.at[0]].items[update.at[1]] = update.value }
+
+    var removals = [(section: Int, row: Int)]()
+    removals.reserveCapacity(deletedItems.count + movedItems.count)
+    for deletion in deletedItems { removals.append((deletion.at[0], deletion.at[1])) }
+    for move in movedItems { removals.append((move.from[0], move.from[1])) }
+    removals.sort { $0 > $1 }
+    for removal in removals { sections[removal.section].items.removeEntry(at: removal.row) }
+
+    var movedFrom = [Int: Int]()
+    for (position, move) in movedSections.enumerated() { movedFrom[move.from] = position }
+    var sectionRemovals = deletedSections.map(\.index) + movedSections.map(\.from)
+    sectionRemovals.sort(by: >)
+    var keptSections = [Int: Section]()
+    for index in sectionRemovals {
+      let removed = sections.remove(at: index)
+      if let position = movedFrom[index] { keptSections[position] = removed }
+    }
+
+    var sectionInsertions = [(index: Int, section: Section)]()
+    sectionInsertions.reserveCapacity(insertedSections.count + movedSections.count)
+    for insertion in insertedSections {
+      sectionInsertions.append((insertion.index, insertion.section))
+    }
+    for (position, move) in movedSections.enumerated() {
+      if var section = keptSections[position] {
+        section.metadata = move.metadata
+        sectionInsertions.append((move.to, section))
+      }
+    }
+    sectionInsertions.sort { $0.index < $1.index }
+    for insertion in sectionInsertions { sections.insert(insertion.section, at: insertion.index) }
+
+    var itemInsertions = [(section: Int, row: Int, id: Int64, value: Item)]()
+    itemInsertions.reserveCapacity(insertedItems.count + movedItems.count)
+    for insertion in insertedItems {
+      itemInsertions.append((insertion.at[0], insertion.at[1], insertion.id, insertion.value))
+    }
+    for move in movedItems { itemInsertions.append((move.to[0], move.to[1], move.id, move.value)) }
+    itemInsertions.sort { ($0.section, $0.row) < ($1.section, $1.row) }
+    for insertion in itemInsertions {
+      sections[insertion.section].items.insert(
+        insertion.value, id: insertion.id, at: insertion.row)
+    }
+  }
+}
+
+// MARK: - Validation
+
+/// What a changeset does to a section of the old state.
+private enum OldFate {
+  case stays
+  case deleted
+  case moved
+}
+
+/// A `[section, row]` pair, cheaper to hash than an `IndexPath`.
+private struct RowKey: Hashable {
+  var section: Int
+  var row: Int
+}
+
+extension Changeset {
+  /// Which entry of which field named something, for error messages.
+  private struct EntryName: CustomStringConvertible {
+    var field: String
+    var position: Int
+    var description: String { "\(field)[\(position)]" }
+  }
+
+  private func invalid(_ rule: Int, _ message: String) -> Observable2DArrayError {
+    .invalidChangeset(rule: rule, message: message)
+  }
+
+  /// Validates the changeset and returns, for every section of the new state, the index of the
+  /// old section it continues, or `nil` for an inserted section.
+  func checkedSectionMap(against old: [Section]) throws -> [Int?] {
+    let oldCount = old.count
+
+    // Sections in the old state: bounds, ids, and at most one claim each.
+    var oldFate = [OldFate](repeating: .stays, count: oldCount)
+    var oldClaims = [Int: EntryName]()
+    func claimOldSection(_ index: Int, id: Int64, by name: EntryName) throws {
+      guard index >= 0 && index < oldCount else {
+        throw invalid(
+          1,
+          "\(name) names section \(index), but there are only \(oldCount) sections before "
+            + "the update")
+      }
+      if let earlier = oldClaims[index] {
+        throw invalid(2, "\(name) names old section \(index), which \(earlier) already names")
+      }
+      guard old[index].id == id else {
+        throw invalid(
+          6,
+          "\(name) names section \(index) with id \(id), but that section has id "
+            + "\(old[index].id) before the update")
+      }
+      oldClaims[index] = name
+    }
+    for (position, entry) in deletedSections.enumerated() {
+      try claimOldSection(
+        entry.index, id: entry.id, by: EntryName(field: "deletedSections", position: position))
+      oldFate[entry.index] = .deleted
+    }
+    for (position, entry) in movedSections.enumerated() {
+      try claimOldSection(
+        entry.from, id: entry.id, by: EntryName(field: "movedSections", position: position))
+      oldFate[entry.from] = .moved
+    }
+    for (position, entry) in updatedSections.enumerated() {
+      try claimOldSection(
+        entry.index, id: entry.id, by: EntryName(field: "updatedSections", position: position))
+    }
+
+    // Sections in the new state: bounds and at most one claim each.
+    let newCount = oldCount - deletedSections.count + insertedSections.count
+    var newToOld = [Int?](repeating: nil, count: newCount)
+    var newClaimed = [Bool](repeating: false, count: newCount)
+    var newClaims = [Int: EntryName]()
+    func claimNewSection(_ index: Int, by name: EntryName) throws {
+      guard index >= 0 && index < newCount else {
+        throw invalid(
+          1,
+          "\(name) names section \(index), but there are only \(newCount) sections after "
+            + "the update (\(oldCount) before, \(insertedSections.count) inserted, "
+            + "\(deletedSections.count) deleted)")
+      }
+      if let earlier = newClaims[index] {
+        throw invalid(2, "\(name) names new section \(index), which \(earlier) already names")
+      }
+      newClaims[index] = name
+      newClaimed[index] = true
+    }
+    for (position, entry) in insertedSections.enumerated() {
+      try claimNewSection(entry.index, by: EntryName(field: "insertedSections", position: position))
+    }
+    for (position, entry) in movedSections.enumerated() {
+      try claimNewSection(entry.to, by: EntryName(field: "movedSections", position: position))
+      newToOld[entry.to] = entry.from
+    }
+    // Sections that neither move nor go keep their order in the remaining slots.
+    var slot = 0
+    for (index, fate) in oldFate.enumerated() where fate == .stays {
+      while newClaimed[slot] { slot += 1 }
+      newToOld[slot] = index
+      slot += 1
+    }
+
+    // Items in the old state.
+    var removedFrom = [Int: Int]()
+    var oldRowClaims = [RowKey: EntryName]()
+    func claimOldItem(_ path: IndexPath, id: Int64, by name: EntryName) throws {
+      guard path.count == 2 else {
+        throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
+      }
+      let section = path[0]
+      let row = path[1]
+      guard section >= 0 && section < oldCount else {
+        throw invalid(
+          1,
+          "\(name) names row \(row) of section \(section), but there are only "
+            + "\(oldCount) sections before the update")
+      }
+      guard oldFate[section] != .deleted else {
+        throw invalid(
+          3,
+          "\(name) names row \(row) of section \(section), which is deleted; items of a "
+            + "deleted section are not listed")
+      }
+      let rowCount = old[section].items.count
+      guard row >= 0 && row < rowCount else {
+        throw invalid(
+          1,
+          "\(name) names row \(row) of section \(section), which only contains "
+            + "\(rowCount) rows before the update")
+      }
+      let key = RowKey(section: section, row: row)
+      if let earlier = oldRowClaims[key] {
+        throw invalid(
+          2,
+          "\(name) names old row \(row) of section \(section), which \(earlier) already "
+            + "names")
+      }
+      let actual = old[section].items.id(at: row)
+      guard actual == id else {
+        throw invalid(
+          6,
+          "\(name) names row \(row) of section \(section) with id \(id), but that row has "
+            + "id \(actual) before the update")
+      }
+      oldRowClaims[key] = name
+    }
+    for (position, entry) in deletedItems.enumerated() {
+      try claimOldItem(
+        entry.at, id: entry.id, by: EntryName(field: "deletedItems", position: position))
+      removedFrom[entry.at[0], default: 0] += 1
+    }
+    for (position, entry) in movedItems.enumerated() {
+      try claimOldItem(
+        entry.from, id: entry.id, by: EntryName(field: "movedItems", position: position))
+      removedFrom[entry.from[0], default: 0] += 1
+    }
+    for (position, entry) in updatedItems.enumerated() {
+      try claimOldItem(
+        entry.at, id: entry.id, by: EntryName(field: "updatedItems", position: position))
+    }
+
+    // Items in the new state: their section must survive, and their rows must fit the count
+    // that rule 4 gives it.
+    var addedTo = [Int: Int]()
+    func checkNewSection(_ path: IndexPath, by name: EntryName) throws {
+      guard path.count == 2 else {
+        throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
+      }
+      let section = path[0]
+      guard section >= 0 && section < newCount else {
+        throw invalid(
+          1,
+          "\(name) names row \(path[1]) of section \(section), but there are only "
+            + "\(newCount) sections after the update")
+      }
+      guard newToOld[section] != nil else {
+        throw invalid(
+          3,
+          "\(name) names row \(path[1]) of section \(section), which is inserted; its items "
+            + "come inside insertedSections and are not listed again")
+      }
+      addedTo[section, default: 0] += 1
+    }
+    for (position, entry) in insertedItems.enumerated() {
+      try checkNewSection(entry.at, by: EntryName(field: "insertedItems", position: position))
+    }
+    for (position, entry) in movedItems.enumerated() {
+      try checkNewSection(entry.to, by: EntryName(field: "movedItems", position: position))
+    }
+    var newRowClaims = [RowKey: EntryName]()
+    func claimNewItem(_ path: IndexPath, by name: EntryName) throws {
+      let section = path[0]
+      let row = path[1]
+      guard let oldSection = newToOld[section] else { return }
+      let before = old[oldSection].items.count
+      let removed = removedFrom[oldSection, default: 0]
+      let added = addedTo[section, default: 0]
+      let after = before - removed + added
+      guard row >= 0 && row < after else {
+        throw invalid(
+          4,
+          "\(name) names row \(row) of section \(section), which only contains \(after) "
+            + "rows after the update (\(before) before, \(removed) deleted or moved out, "
+            + "\(added) inserted or moved in)")
+      }
+      let key = RowKey(section: section, row: row)
+      if let earlier = newRowClaims[key] {
+        throw invalid(
+          2,
+          "\(name) names new row \(row) of section \(section), which \(earlier) already "
+            + "names")
+      }
+      newRowClaims[key] = name
+    }
+    for (position, entry) in insertedItems.enumerated() {
+      try claimNewItem(entry.at, by: EntryName(field: "insertedItems", position: position))
+    }
+    for (position, entry) in movedItems.enumerated() {
+      try claimNewItem(entry.to, by: EntryName(field: "movedItems", position: position))
+    }
+    return newToOld
+  }
+}
