@@ -33,7 +33,8 @@ let package = Package(
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
-    .target(name: "ListStoreCLI", dependencies: ["ListStore", "Counters", "ReactiveCore"]),
+    .target(
+      name: "ListStoreCLI", dependencies: ["ListStore", "Counters", "ReactiveCore", "Observable2D"]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
     // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.

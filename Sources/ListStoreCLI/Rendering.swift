@@ -1,4 +1,6 @@
+import FoundationEssentials
 import ListStore
+import Observable2D
 
 /// How the CLI prints lists: as text for people, as JSON for scripts (the shapes of
 /// spec/cli.md).
@@ -103,5 +105,51 @@ enum Rendering {
     fields += ",\"footer\":" + (titles.footer.map(JSONText.quote) ?? "null")
     if !titles.isStandard { fields += ",\"metadata\":" + JSONText.singleLine(metadata) }
     return fields
+  }
+}
+
+extension Rendering {
+  /// A changeset as `watch --json` prints it: the fields of `changesets.md` as
+  /// arrays of objects, empty ones left out, on one line.
+  static func json(changes: Changeset<RawJSON, RawJSON>) -> String {
+    func path(_ indexPath: IndexPath) -> String { "[\(indexPath[0]),\(indexPath[1])]" }
+    func value(_ raw: RawJSON) -> String { JSONText.singleLine(raw.text) }
+    var fields: [String] = []
+    func add(_ name: String, _ objects: [String]) {
+      guard !objects.isEmpty else { return }
+      fields.append("\"\(name)\":[" + objects.joined(separator: ",") + "]")
+    }
+    add("deletedSections", changes.deletedSections.map { "{\"index\":\($0.index),\"id\":\($0.id)}" })
+    add(
+      "insertedSections",
+      changes.insertedSections.map { section in
+        "{\"index\":\(section.index)," + sectionFields(id: section.id, metadata: section.metadata.text)
+          + ",\"items\":["
+          + section.items.entries.map { "{\"id\":\($0.id),\"value\":" + value($0.value) + "}" }
+          .joined(separator: ",") + "]}"
+      })
+    add(
+      "movedSections",
+      changes.movedSections.map {
+        "{\"from\":\($0.from),\"to\":\($0.to)," + sectionFields(id: $0.id, metadata: $0.metadata.text) + "}"
+      })
+    add(
+      "updatedSections",
+      changes.updatedSections.map {
+        "{\"index\":\($0.index)," + sectionFields(id: $0.id, metadata: $0.metadata.text) + "}"
+      })
+    add("deletedItems", changes.deletedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id)}" })
+    add(
+      "insertedItems",
+      changes.insertedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}" })
+    add(
+      "movedItems",
+      changes.movedItems.map {
+        "{\"from\":\(path($0.from)),\"to\":\(path($0.to)),\"id\":\($0.id),\"value\":" + value($0.value) + "}"
+      })
+    add(
+      "updatedItems",
+      changes.updatedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}" })
+    return "{\"changes\":{" + fields.joined(separator: ",") + "}}"
   }
 }

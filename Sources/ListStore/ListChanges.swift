@@ -1,0 +1,273 @@
+import FoundationEssentials
+import Observable2D
+import SQLiteKit
+
+/// Why an observer must reload its list instead of applying the log.
+struct NeedsReload: Error {
+  var reason: String
+}
+
+/// What a batch of log entries did to one observed list.
+enum ListUpdate<Metadata, Item> {
+  /// Rows changed: apply this changeset (never empty).
+  case changes(Changeset<Metadata, Item>)
+  /// The list itself was deleted.
+  case deleted
+}
+
+/// Turns the change-log entries of one list into one changeset, by the rules of
+/// `spec/changesets.md`, and brings the mirror up to date.
+///
+/// Each touched row is placed twice: where it was, from its first log entry (which
+/// carries the row's old parent and position, exactly as the mirror has it), and
+/// where it is now, read from the row itself. Rows that did not change are never
+/// read: the cost grows with the number of touched rows, and each one is placed by
+/// binary search in O(log n).
+struct ListChanges<Metadata: Decodable, Item: Decodable> {
+  let listID: Int64
+  let db: Connection
+
+  /// A touched row: where it was before the batch (if it was in this list).
+  private struct Touch {
+    var old: (parent: Int64, key: String)?
+  }
+
+  /// A row as it is now, if it is in this list.
+  private struct Current {
+    var parent: Int64
+    var key: String
+    var json: String
+  }
+
+  func update(
+    mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
+  ) throws -> ListUpdate<Metadata, Item>? {
+    var sectionOrder: [Int64] = []
+    var sectionTouches: [Int64: Touch] = [:]
+    var itemOrder: [Int64] = []
+    var itemTouches: [Int64: Touch] = [:]
+    for entry in entries {
+      if entry.kind == .list {
+        if entry.operation == .delete && entry.oldListID == listID { return .deleted }
+        continue
+      }
+      guard entry.listID == listID || entry.oldListID == listID else { continue }
+      var old: (Int64, String)?
+      if entry.operation != .insert, entry.oldListID == listID, let parent = entry.oldParent,
+        let key = entry.oldPosition
+      {
+        old = (parent, key)
+      }
+      if entry.kind == .section {
+        if sectionTouches[entry.rowID] == nil {
+          sectionTouches[entry.rowID] = Touch(old: old)
+          sectionOrder.append(entry.rowID)
+        }
+      } else if itemTouches[entry.rowID] == nil {
+        itemTouches[entry.rowID] = Touch(old: old)
+        itemOrder.append(entry.rowID)
+      }
+    }
+    if sectionOrder.isEmpty && itemOrder.isEmpty { return nil }
+
+    // Sections: where they were and where they are.
+    var changeset = Changeset<Metadata, Item>()
+    var deletedSections = Set<Int64>()
+    var insertedSections: [(id: Int64, current: Current)] = []
+    var movedSections: [(id: Int64, current: Current)] = []
+    for id in sectionOrder {
+      guard let touch = sectionTouches[id] else { continue }
+      var oldIndex: Int?
+      if let old = touch.old {
+        guard let index = mirror.sectionIndex(of: id, key: old.key) else {
+          throw NeedsReload(reason: "section \(id) is not where the log says it was")
+        }
+        oldIndex = index
+      }
+      let current = try currentSection(id)
+      switch (oldIndex, current) {
+      case (let index?, nil):
+        deletedSections.insert(id)
+        changeset.deletedSections.append(.init(index: index, id: id))
+      case (nil, let current?):
+        insertedSections.append((id, current))
+      case (let index?, let current?):
+        if current.key != mirror.sections[index].key {
+          movedSections.append((id, current))
+        } else if current.json.hashValue != mirror.sections[index].hash {
+          changeset.updatedSections.append(
+            .init(index: index, id: id, metadata: try decode(Metadata.self, current.json)))
+          mirror.sections[index].hash = current.json.hashValue
+        }
+      case (nil, nil):
+        break
+      }
+    }
+    let newSections = Set(insertedSections.map(\.id))
+
+    // Items: a row counts as "here" when its section is here before and after; rows
+    // of deleted and inserted sections come and go with their section.
+    var removals: [(section: Int64, index: Int, id: Int64)] = []
+    var additions: [(id: Int64, current: Current, moved: Bool)] = []
+    for id in itemOrder {
+      guard let touch = itemTouches[id] else { continue }
+      var oldPlace: (section: Int64, index: Int)?
+      if let old = touch.old, !deletedSections.contains(old.parent) {
+        guard let list = mirror.items[old.parent], let index = ListMirror.index(of: id, key: old.key, in: list)
+        else { throw NeedsReload(reason: "item \(id) is not where the log says it was") }
+        oldPlace = (old.parent, index)
+      }
+      var current = try currentItem(id)
+      if let section = current?.parent, newSections.contains(section) || mirror.items[section] == nil {
+        current = nil  // In an inserted section (comes with it) or not in this list.
+      }
+      switch (oldPlace, current) {
+      case (let place?, nil):
+        removals.append((place.section, place.index, id))
+      case (nil, let current?):
+        additions.append((id, current, false))
+      case (let place?, let current?):
+        let slot = mirror.items[place.section]?[place.index]
+        if current.parent != place.section || current.key != slot?.key {
+          removals.append((place.section, place.index, id))
+          additions.append((id, current, true))
+        } else if current.json.hashValue != slot?.hash {
+          changeset.updatedItems.append(
+            .init(
+              at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]), id: id,
+              value: try decode(Item.self, current.json)))
+          mirror.items[place.section]?[place.index].hash = current.json.hashValue
+        }
+      case (nil, nil):
+        break
+      }
+    }
+
+    // Old index paths of removed items, while the mirror is still the old state.
+    var movedFrom: [Int64: IndexPath] = [:]
+    let moved = Set(additions.filter(\.moved).map(\.id))
+    for removal in removals {
+      let path = IndexPath(indexes: [try oldSectionIndex(removal.section, mirror), removal.index])
+      if moved.contains(removal.id) {
+        movedFrom[removal.id] = path
+      } else {
+        changeset.deletedItems.append(.init(at: path, id: removal.id))
+      }
+    }
+    var sectionMovedFrom: [Int64: Int] = [:]
+    for (id, _) in movedSections {
+      guard let index = mirror.sections.ids.firstIndex(of: id) else {
+        throw NeedsReload(reason: "section \(id) vanished")
+      }
+      sectionMovedFrom[id] = index
+    }
+
+    // Bring the mirror to the new state: removals first, then insertions by key.
+    for removal in removals.sorted(by: { ($0.section, $0.index) > ($1.section, $1.index) }) {
+      _ = mirror.items[removal.section]?.removeEntry(at: removal.index)
+    }
+    for id in deletedSections.union(movedSections.map(\.id)) {
+      if let index = mirror.sections.ids.firstIndex(of: id) { _ = mirror.sections.removeEntry(at: index) }
+      if deletedSections.contains(id) { mirror.items[id] = nil }
+    }
+    var insertedItems: [Int64: ItemList<Item>] = [:]
+    for (id, current) in insertedSections {
+      let (slots, values) = try itemsOfSection(id)
+      mirror.items[id] = slots
+      insertedItems[id] = values
+      mirror.sections.insert(
+        ListMirror.Slot(key: current.key, hash: current.json.hashValue), id: id,
+        at: ListMirror.lowerBound(current.key, in: mirror.sections))
+    }
+    for (id, current) in movedSections {
+      mirror.sections.insert(
+        ListMirror.Slot(key: current.key, hash: current.json.hashValue), id: id,
+        at: ListMirror.lowerBound(current.key, in: mirror.sections))
+    }
+    for addition in additions {
+      let slot = ListMirror.Slot(key: addition.current.key, hash: addition.current.json.hashValue)
+      guard var list = mirror.items[addition.current.parent] else {
+        throw NeedsReload(reason: "section \(addition.current.parent) is missing")
+      }
+      mirror.items[addition.current.parent] = nil  // Keep the list uniquely referenced.
+      list.insert(slot, id: addition.id, at: ListMirror.lowerBound(slot.key, in: list))
+      mirror.items[addition.current.parent] = list
+    }
+
+    // New indexes, now that the mirror is the new state.
+    var newSectionIndex: [Int64: Int] = [:]
+    for (index, id) in mirror.sections.ids.enumerated() { newSectionIndex[id] = index }
+    func newIndex(of section: Int64) throws -> Int {
+      guard let index = newSectionIndex[section] else { throw NeedsReload(reason: "section \(section) lost") }
+      return index
+    }
+    for (id, current) in insertedSections {
+      changeset.insertedSections.append(
+        .init(
+          index: try newIndex(of: id), id: id, metadata: try decode(Metadata.self, current.json),
+          items: insertedItems[id] ?? []))
+    }
+    for (id, current) in movedSections {
+      guard let from = sectionMovedFrom[id] else { continue }
+      changeset.movedSections.append(
+        .init(from: from, to: try newIndex(of: id), id: id, metadata: try decode(Metadata.self, current.json)))
+    }
+    for addition in additions {
+      let section = addition.current.parent
+      guard let list = mirror.items[section],
+        let row = ListMirror.index(of: addition.id, key: addition.current.key, in: list)
+      else { throw NeedsReload(reason: "item \(addition.id) lost") }
+      let path = IndexPath(indexes: [try newIndex(of: section), row])
+      let value = try decode(Item.self, addition.current.json)
+      if let from = movedFrom[addition.id] {
+        changeset.movedItems.append(.init(from: from, to: path, id: addition.id, value: value))
+      } else {
+        changeset.insertedItems.append(.init(at: path, id: addition.id, value: value))
+      }
+    }
+    return changeset.isEmpty ? nil : .changes(changeset)
+  }
+
+  // MARK: - Reading rows
+
+  private func currentSection(_ id: Int64) throws -> Current? {
+    let statement = try db.cachedStatement("SELECT list_id, position, metadata FROM sections WHERE id = ?")
+    try statement.bind(id, at: 1)
+    defer { statement.reset() }
+    guard try statement.step(), statement.int64(at: 0) == listID else { return nil }
+    return Current(parent: listID, key: statement.string(at: 1), json: statement.string(at: 2))
+  }
+
+  private func currentItem(_ id: Int64) throws -> Current? {
+    let statement = try db.cachedStatement("SELECT section_id, position, value FROM items WHERE id = ?")
+    try statement.bind(id, at: 1)
+    defer { statement.reset() }
+    guard try statement.step() else { return nil }
+    return Current(parent: statement.int64(at: 0), key: statement.string(at: 1), json: statement.string(at: 2))
+  }
+
+  private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<Item>) {
+    let statement = try db.cachedStatement(
+      "SELECT id, position, value FROM items WHERE section_id = ? ORDER BY position")
+    try statement.bind(id, at: 1)
+    var slots = ItemList<ListMirror.Slot>()
+    var values = ItemList<Item>()
+    try statement.forEachRow { row in
+      let json = row.string(at: 2)
+      slots.append(ListMirror.Slot(key: row.string(at: 1), hash: json.hashValue), id: row.int64(at: 0))
+      values.append(try decode(Item.self, json), id: row.int64(at: 0))
+    }
+    return (slots, values)
+  }
+
+  private func oldSectionIndex(_ id: Int64, _ mirror: ListMirror) throws -> Int {
+    guard let index = mirror.sections.ids.firstIndex(of: id) else {
+      throw NeedsReload(reason: "section \(id) is not in the list")
+    }
+    return index
+  }
+
+  private func decode<Value: Decodable>(_ type: Value.Type, _ json: String) throws -> Value {
+    try ValueCoder.decode(type, from: json)
+  }
+}

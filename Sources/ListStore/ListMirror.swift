@@ -1,0 +1,70 @@
+import Observable2D
+
+/// What an observer remembers of a list besides the values its 2D array shows: the
+/// position key of every section and item (to place a changed row by binary search)
+/// and a hash of every stored JSON text (to tell real value changes, and to diff on
+/// a reload without decoding). It always describes the same state as the array.
+struct ListMirror {
+  /// Where a row sits and what it holds, for one section or item.
+  struct Slot: Equatable {
+    var key: String
+    var hash: Int
+  }
+
+  /// Sections in order, with their ids.
+  var sections = ItemList<Slot>()
+  /// Each section's items in order, with their ids.
+  var items: [Int64: ItemList<Slot>] = [:]
+
+  init() {}
+
+  /// The mirror of stored rows, and the decoded sections the array starts from.
+  init(_ stored: [StoredSection]) {
+    for section in stored {
+      sections.append(Slot(key: section.row.position, hash: section.row.json.hashValue), id: section.row.id)
+      var slots = ItemList<Slot>()
+      slots.reserveCapacity(section.items.count)
+      for item in section.items { slots.append(Slot(key: item.position, hash: item.json.hashValue), id: item.id) }
+      items[section.row.id] = slots
+    }
+  }
+
+  /// The index of `key` in `list`, or where it would be inserted: the first entry
+  /// whose key is not below `key`, in SQLite's byte order.
+  static func lowerBound(_ key: String, in list: ItemList<Slot>) -> Int {
+    var low = 0
+    var high = list.count
+    while low < high {
+      let middle = (low + high) / 2
+      if list[middle].key.utf8.lexicographicallyPrecedes(key.utf8) {
+        low = middle + 1
+      } else {
+        high = middle
+      }
+    }
+    return low
+  }
+
+  /// The index of the entry with `id` and `key` in `list`, if it is there.
+  static func index(of id: Int64, key: String, in list: ItemList<Slot>) -> Int? {
+    let index = lowerBound(key, in: list)
+    guard index < list.count, list.id(at: index) == id, list[index].key == key else { return nil }
+    return index
+  }
+
+  /// The index of section `id`.
+  func sectionIndex(of id: Int64, key: String) -> Int? {
+    Self.index(of: id, key: key, in: sections)
+  }
+
+  /// The sections and items as `Int`-valued sections (hashes), for diffing by id.
+  var hashedSections: [Observable2DArraySection<Int, Int>] {
+    sections.entries.map { section in
+      var hashes = ItemList<Int>()
+      for item in items[section.id]?.entries ?? ItemList<Slot>().entries {
+        hashes.append(item.value.hash, id: item.id)
+      }
+      return Observable2DArraySection(id: section.id, metadata: section.value.hash, items: hashes)
+    }
+  }
+}
