@@ -35,6 +35,7 @@ extension Changeset {
   ///   does not fit `old`.
   /// - Complexity: O(*s* + *k* (log *n* + *c* + 1024)) for *s* sections, *k* entries and item
   ///   lists of *n* items in *c* chunks: proportional to the change, not to the total count.
+  @inlinable
   public func applied(to old: [Section]) throws -> [Section] {
     try validate(against: old)
     var sections = old
@@ -43,6 +44,9 @@ extension Changeset {
   }
 
   /// Applies a changeset that ``validate(against:)`` accepted for `sections`.
+  ///
+  /// Inlinable so that callers with concrete types copy shared chunks with specialized code.
+  @inlinable
   func applyWithoutValidation(to sections: inout [Section]) {
     // Updates name surviving, unmoved things by their old position, which is where their id is
     // now; setting them first gives the same result as setting them by id at the end.
@@ -57,8 +61,11 @@ extension Changeset {
     for removal in removals { sections[removal.section].items.removeEntry(at: removal.row) }
 
     var movedFrom = [Int: Int]()
-    for (position, move) in movedSections.enumerated() { movedFrom[move.from] = position }
-    var sectionRemovals = deletedSections.map(\.index) + movedSections.map(\.from)
+    for position in movedSections.indices { movedFrom[movedSections[position].from] = position }
+    var sectionRemovals = [Int]()
+    sectionRemovals.reserveCapacity(deletedSections.count + movedSections.count)
+    for deletion in deletedSections { sectionRemovals.append(deletion.index) }
+    for move in movedSections { sectionRemovals.append(move.from) }
     sectionRemovals.sort(by: >)
     var keptSections = [Int: Section]()
     for index in sectionRemovals {
@@ -71,7 +78,8 @@ extension Changeset {
     for insertion in insertedSections {
       sectionInsertions.append((insertion.index, insertion.section))
     }
-    for (position, move) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let move = movedSections[position]
       if var section = keptSections[position] {
         section.metadata = move.metadata
         sectionInsertions.append((move.to, section))
@@ -147,17 +155,20 @@ extension Changeset {
       }
       oldClaims[index] = name
     }
-    for (position, entry) in deletedSections.enumerated() {
+    for position in deletedSections.indices {
+      let entry = deletedSections[position]
       try claimOldSection(
         entry.index, id: entry.id, by: EntryName(field: "deletedSections", position: position))
       oldFate[entry.index] = .deleted
     }
-    for (position, entry) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let entry = movedSections[position]
       try claimOldSection(
         entry.from, id: entry.id, by: EntryName(field: "movedSections", position: position))
       oldFate[entry.from] = .moved
     }
-    for (position, entry) in updatedSections.enumerated() {
+    for position in updatedSections.indices {
+      let entry = updatedSections[position]
       try claimOldSection(
         entry.index, id: entry.id, by: EntryName(field: "updatedSections", position: position))
     }
@@ -181,10 +192,12 @@ extension Changeset {
       newClaims[index] = name
       newClaimed[index] = true
     }
-    for (position, entry) in insertedSections.enumerated() {
+    for position in insertedSections.indices {
+      let entry = insertedSections[position]
       try claimNewSection(entry.index, by: EntryName(field: "insertedSections", position: position))
     }
-    for (position, entry) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let entry = movedSections[position]
       try claimNewSection(entry.to, by: EntryName(field: "movedSections", position: position))
       newToOld[entry.to] = entry.from
     }
@@ -240,17 +253,20 @@ extension Changeset {
       }
       oldRowClaims[key] = name
     }
-    for (position, entry) in deletedItems.enumerated() {
+    for position in deletedItems.indices {
+      let entry = deletedItems[position]
       try claimOldItem(
         entry.at, id: entry.id, by: EntryName(field: "deletedItems", position: position))
       removedFrom[entry.at[0], default: 0] += 1
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try claimOldItem(
         entry.from, id: entry.id, by: EntryName(field: "movedItems", position: position))
       removedFrom[entry.from[0], default: 0] += 1
     }
-    for (position, entry) in updatedItems.enumerated() {
+    for position in updatedItems.indices {
+      let entry = updatedItems[position]
       try claimOldItem(
         entry.at, id: entry.id, by: EntryName(field: "updatedItems", position: position))
     }
@@ -277,10 +293,12 @@ extension Changeset {
       }
       addedTo[section, default: 0] += 1
     }
-    for (position, entry) in insertedItems.enumerated() {
+    for position in insertedItems.indices {
+      let entry = insertedItems[position]
       try checkNewSection(entry.at, by: EntryName(field: "insertedItems", position: position))
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try checkNewSection(entry.to, by: EntryName(field: "movedItems", position: position))
     }
     var newRowClaims = [RowKey: EntryName]()
@@ -308,10 +326,12 @@ extension Changeset {
       }
       newRowClaims[key] = name
     }
-    for (position, entry) in insertedItems.enumerated() {
+    for position in insertedItems.indices {
+      let entry = insertedItems[position]
       try claimNewItem(entry.at, by: EntryName(field: "insertedItems", position: position))
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try claimNewItem(entry.to, by: EntryName(field: "movedItems", position: position))
     }
     return newToOld
