@@ -15,7 +15,7 @@ extension Changeset {
   ///   rule and the entry that broke it.
   /// - Complexity: O(*s* + *k* log *n*) for *s* sections and *k* entries over *n* items; it never
   ///   walks the items.
-  public func validate(against old: [Section]) throws {
+  public func validate(against old: [Section]) throws(Observable2DArrayError) {
     _ = try checkedSectionMap(against: old)
   }
 
@@ -36,7 +36,7 @@ extension Changeset {
   /// - Complexity: O(*s* + *k* (log *n* + *c* + 1024)) for *s* sections, *k* entries and item
   ///   lists of *n* items in *c* chunks: proportional to the change, not to the total count.
   @inlinable
-  public func applied(to old: [Section]) throws -> [Section] {
+  public func applied(to old: [Section]) throws(Observable2DArrayError) -> [Section] {
     try validate(against: old)
     var sections = old
     applyWithoutValidation(to: &sections)
@@ -131,13 +131,14 @@ extension Changeset {
 
   /// Validates the changeset and returns, for every section of the new state, the index of the
   /// old section it continues, or `nil` for an inserted section.
-  func checkedSectionMap(against old: [Section]) throws -> [Int?] {
+  func checkedSectionMap(against old: [Section]) throws(Observable2DArrayError) -> [Int?] {
     let oldCount = old.count
 
     // Sections in the old state: bounds, ids, and at most one claim each.
     var oldFate = [OldFate](repeating: .stays, count: oldCount)
     var oldClaims = [Int: EntryName]()
-    func claimOldSection(_ index: Int, id: Int64, by name: EntryName) throws {
+    func claimOldSection(_ index: Int, id: Int64, by name: EntryName) throws(Observable2DArrayError)
+    {
       guard index >= 0 && index < oldCount else {
         throw invalid(
           1,
@@ -178,7 +179,7 @@ extension Changeset {
     var newToOld = [Int?](repeating: nil, count: newCount)
     var newClaimed = [Bool](repeating: false, count: newCount)
     var newClaims = [Int: EntryName]()
-    func claimNewSection(_ index: Int, by name: EntryName) throws {
+    func claimNewSection(_ index: Int, by name: EntryName) throws(Observable2DArrayError) {
       guard index >= 0 && index < newCount else {
         throw invalid(
           1,
@@ -212,7 +213,9 @@ extension Changeset {
     // Items in the old state.
     var removedFrom = [Int: Int]()
     var oldRowClaims = [RowKey: EntryName]()
-    func claimOldItem(_ path: IndexPath, id: Int64, by name: EntryName) throws {
+    func claimOldItem(_ path: IndexPath, id: Int64, by name: EntryName)
+      throws(Observable2DArrayError)
+    {
       guard path.count == 2 else {
         throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
       }
@@ -274,7 +277,7 @@ extension Changeset {
     // Items in the new state: their section must survive, and their rows must fit the count
     // that rule 4 gives it.
     var addedTo = [Int: Int]()
-    func checkNewSection(_ path: IndexPath, by name: EntryName) throws {
+    func checkNewSection(_ path: IndexPath, by name: EntryName) throws(Observable2DArrayError) {
       guard path.count == 2 else {
         throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
       }
@@ -302,7 +305,7 @@ extension Changeset {
       try checkNewSection(entry.to, by: EntryName(field: "movedItems", position: position))
     }
     var newRowClaims = [RowKey: EntryName]()
-    func claimNewItem(_ path: IndexPath, by name: EntryName) throws {
+    func claimNewItem(_ path: IndexPath, by name: EntryName) throws(Observable2DArrayError) {
       let section = path[0]
       let row = path[1]
       guard let oldSection = newToOld[section] else { return }

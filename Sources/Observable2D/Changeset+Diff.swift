@@ -577,6 +577,12 @@ struct Differ<Metadata, Item> {
   /// The id an inserted section or item gets from the id it has in `new`; `nil` keeps it.
   @usableFromInline
   let assignID: ((Int64) -> Int64)?
+  /// When set, the items whose values changed, by id, instead of comparing values.
+  @usableFromInline
+  let changedItemIDs: Set<Int64>?
+  /// When set, the sections whose metadata changed, by id, instead of comparing metadata.
+  @usableFromInline
+  let changedSectionIDs: Set<Int64>?
 
   @usableFromInline
   var result = Changeset<Metadata, Item>()
@@ -587,7 +593,9 @@ struct Differ<Metadata, Item> {
     new: [Observable2DArraySection<Metadata, Item>],
     pairs: SectionPairs, symbols: ItemSymbols?, isEqual: @escaping (Item, Item) -> Bool,
     metadataIsEqual: @escaping (Metadata, Metadata) -> Bool,
-    assignID: ((Int64) -> Int64)? = nil
+    assignID: ((Int64) -> Int64)? = nil,
+    changedItemIDs: Set<Int64>? = nil,
+    changedSectionIDs: Set<Int64>? = nil
   ) {
     self.old = old
     self.new = new
@@ -596,6 +604,8 @@ struct Differ<Metadata, Item> {
     self.isEqual = isEqual
     self.metadataIsEqual = metadataIsEqual
     self.assignID = assignID
+    self.changedItemIDs = changedItemIDs
+    self.changedSectionIDs = changedSectionIDs
   }
 
   @inlinable
@@ -639,7 +649,7 @@ struct Differ<Metadata, Item> {
       if !stays[position] {
         result.movedSections.append(
           .init(from: oldIndex, to: newIndex, id: before.id, metadata: after))
-      } else if !metadataIsEqual(before.metadata, after) {
+      } else if changedSectionIDs?.contains(before.id) ?? !metadataIsEqual(before.metadata, after) {
         result.updatedSections.append(.init(index: oldIndex, id: before.id, metadata: after))
       }
     }
@@ -734,7 +744,11 @@ struct Differ<Metadata, Item> {
         } else {
           stayingOldRows.append(fromRow)
           stayingNewRows.append(row)
-          stayingChanged.append(!isEqual(old[pairedOld].items[fromRow], value))
+          if let changedItemIDs {
+            stayingChanged.append(changedItemIDs.contains(oldIDs[match]))
+          } else {
+            stayingChanged.append(!isEqual(old[pairedOld].items[fromRow], value))
+          }
           stayingMatch.append(match)
         }
       }
