@@ -326,7 +326,8 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   /// This is the Bond-style replacement for values without ids: for example
   /// `replace(with: new, itemKey: { $0 })` for `Hashable` items. See
   /// ``Changeset/diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the matching;
-  /// new sections and items get fresh ids, matched ones keep theirs.
+  /// matched sections and items keep their ids, and everything inserted gets a fresh id
+  /// (whatever id it carried in `newSections`).
   ///
   /// - Parameters:
   ///   - newSections: The new state.
@@ -351,11 +352,13 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
       for index in newSections.indices where pairs.newToOld[index] >= 0 {
         for value in newSections[index].items { newKeys.append(itemKey(value)) }
       }
+      // Matching is by key, so the ids the new sections carry mean nothing here: whatever is
+      // inserted gets a fresh id (keeping them could duplicate a matched section's id).
       return Differ(
         old: old, new: newSections, pairs: pairs,
         symbols: ItemSymbols(oldKeys: oldKeys, newKeys: newKeys), isEqual: isEqual,
         metadataIsEqual: Changeset<Metadata, Item>.dynamicMetadataEquality,
-        assignID: ids.assign
+        assignID: { _ in ids.assign(0) }
       ).run()
     }
   }

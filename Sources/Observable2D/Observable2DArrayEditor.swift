@@ -135,6 +135,7 @@ public struct Observable2DArrayEditor<Metadata, Item> {
     guard toRow >= 0 && toRow <= count else {
       throw .itemOutOfRange(to, validRange: 0..<count + 1)
     }
+    if fromSection == toSection && fromRow == toRow { return }
     let id = sections[fromSection].items.id(at: fromRow)
     tracker.removingItem(id, section: sections[fromSection].id, row: fromRow)
     let entry = sections[fromSection].items.removeEntry(at: fromRow)
@@ -199,6 +200,7 @@ public struct Observable2DArrayEditor<Metadata, Item> {
   public mutating func moveSection(from: Int, to: Int) throws(Observable2DArrayError) {
     try checkSection(from, forInsertion: false)
     try checkSection(to, forInsertion: false)
+    if from == to { return }
     let moved = sections.remove(at: from)
     sections.insert(moved, at: to)
   }
