@@ -164,14 +164,14 @@ struct PropertyRunner {
       } catch {
         threw = true
       }
-      let where_ = "step \(step) \(operation)"
+      let context = "step \(step) \(operation)"
       if threw {
-        if array.sections != before { return "\(where_): threw but changed the array" }
+        if array.sections != before { return "\(context): threw but changed the array" }
         expected = model
       }
       if PlainModel(array.sections) != expected {
         return
-          "\(where_): values \(PlainModel(array.sections).sections) != expected \(expected.sections)"
+          "\(context): values \(PlainModel(array.sections).sections) != expected \(expected.sections)"
       }
       // One event for a change; a mutation that changed nothing (a value replaced by an
       // equal one, say) may still report it, but never with an empty changeset.
@@ -179,14 +179,15 @@ struct PropertyRunner {
       let changed = array.sections != before
       if emitted > 1 || (changed && emitted == 0) || (threw && emitted > 0) {
         return
-          "\(where_): \(emitted) events for a change that \(changed ? "did" : "did not") happen"
+          "\(context): \(emitted) events for a change that \(changed ? "did" : "did not") happen"
       }
-      if let problem = recorder.problems.first { return "\(where_): \(problem)" }
-      if tableView.rejectedUpdateCount > 0 {
-        return
-          "\(where_): the table view rejected \(tableView.lastRejectedUpdate.map(String.init(describing:)) ?? "")"
+      if let problem = recorder.problems.first { return "\(context): \(problem)" }
+      if tableView.rejectedUpdateCount > 0, let error = tableView.lastRejectedUpdate {
+        return "\(context): the table view rejected the update: \(error)"
       }
-      if let mismatch = tableMismatch(tableView, array.sections) { return "\(where_): \(mismatch)" }
+      if let mismatch = tableMismatch(tableView, array.sections) {
+        return "\(context): \(mismatch)"
+      }
       model = expected
     }
     return nil
