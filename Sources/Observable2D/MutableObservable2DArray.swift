@@ -382,16 +382,19 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   }
 
   /// Computes a changeset from the current state and applies it, with one event.
+  ///
+  /// The diff runs with only the writer lock held, so that the caller's key and equality
+  /// closures may read the array.
   private func replace(
     _ makeChangeset: ([Section], IDCounter) -> Changeset<Metadata, Item>
   ) {
     writer.withLock { _ in
+      let (old, nextID) = state.withLock { ($0.sections, $0.nextID) }
+      let ids = IDCounter(next: nextID)
+      let changeset = makeChangeset(old, ids)
+      assert((try? changeset.validate(against: old)) != nil, "diff produced \(changeset)")
       state.withLock { state in
-        let old = state.sections
-        let ids = IDCounter(next: state.nextID)
-        let changeset = makeChangeset(old, ids)
-        assert((try? changeset.validate(against: old)) != nil, "diff produced \(changeset)")
-        var sections = old
+        var sections = state.sections
         state.sections = []
         changeset.applyWithoutValidation(to: &sections)
         state.sections = sections
