@@ -19,14 +19,16 @@ extension Changeset {
   ///    Unpaired old sections are deleted, unpaired new ones inserted with all their items.
   ///    Among paired sections, those outside a longest increasing subsequence of their old
   ///    indexes (taken in new order) are moves; the others keep their place.
-  /// 2. Items of paired sections are matched by `itemKey` across the whole array; equal keys are
-  ///    matched in order of appearance. Unmatched old items are deleted, unmatched new ones
-  ///    inserted. Items of deleted or inserted sections are never listed (they go or come with
-  ///    their section).
+  /// 2. Items of paired sections are matched by `itemKey` across the whole array, as Heckel
+  ///    does: keys that occur once on each side match; neighbours with equal keys of matched
+  ///    items (in the same sections) follow them; remaining duplicates match in order of
+  ///    appearance. Unmatched old items are deleted, unmatched new ones inserted. Items of
+  ///    deleted or inserted sections are never listed (they go or come with their section).
   /// 3. A matched item that changed section is a move. Within each paired section, matched
   ///    items move only if they are outside a longest increasing subsequence of their old rows
-  ///    (patience sorting, O(*m* log *m*)): the number of moves is the smallest possible, so
-  ///    moving one item to the front gives one move, not *n* − 1.
+  ///    (patience sorting, O(*m* log *m*)): for a given matching the number of moves is the
+  ///    smallest possible, so moving one item to the front gives one move, not *n* − 1. With
+  ///    unique keys (ids) the matching is forced and the result is minimal.
   /// 4. A matched item whose value differs by `isEqual` is an update, or, when it also moves,
   ///    a move carrying the new value. Sections likewise with `metadataIsEqual`; when that is
   ///    `nil`, metadata is compared with `==` if it is `Equatable` at run time, and otherwise

@@ -36,10 +36,6 @@ final class EventRecorder<Metadata: Equatable & Sendable, Item: Equatable & Send
     }
     state = event.sections
   }
-
-  func reset() {
-    events = []
-  }
 }
 
 @Suite struct Observable2DArrayTests {
