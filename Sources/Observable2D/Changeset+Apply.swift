@@ -15,7 +15,7 @@ extension Changeset {
   ///   rule and the entry that broke it.
   /// - Complexity: O(*s* + *k* log *n*) for *s* sections and *k* entries over *n* items; it never
   ///   walks the items.
-  public func validate(against old: [Section]) throws {
+  public func validate(against old: [Section]) throws(Observable2DArrayError) {
     _ = try checkedSectionMap(against: old)
   }
 
@@ -35,7 +35,8 @@ extension Changeset {
   ///   does not fit `old`.
   /// - Complexity: O(*s* + *k* (log *n* + *c* + 1024)) for *s* sections, *k* entries and item
   ///   lists of *n* items in *c* chunks: proportional to the change, not to the total count.
-  public func applied(to old: [Section]) throws -> [Section] {
+  @inlinable
+  public func applied(to old: [Section]) throws(Observable2DArrayError) -> [Section] {
     try validate(against: old)
     var sections = old
     applyWithoutValidation(to: &sections)
@@ -43,6 +44,9 @@ extension Changeset {
   }
 
   /// Applies a changeset that ``validate(against:)`` accepted for `sections`.
+  ///
+  /// Inlinable so that callers with concrete types copy shared chunks with specialized code.
+  @inlinable
   func applyWithoutValidation(to sections: inout [Section]) {
     // Updates name surviving, unmoved things by their old position, which is where their id is
     // now; setting them first gives the same result as setting them by id at the end.
@@ -57,8 +61,11 @@ extension Changeset {
     for removal in removals { sections[removal.section].items.removeEntry(at: removal.row) }
 
     var movedFrom = [Int: Int]()
-    for (position, move) in movedSections.enumerated() { movedFrom[move.from] = position }
-    var sectionRemovals = deletedSections.map(\.index) + movedSections.map(\.from)
+    for position in movedSections.indices { movedFrom[movedSections[position].from] = position }
+    var sectionRemovals = [Int]()
+    sectionRemovals.reserveCapacity(deletedSections.count + movedSections.count)
+    for deletion in deletedSections { sectionRemovals.append(deletion.index) }
+    for move in movedSections { sectionRemovals.append(move.from) }
     sectionRemovals.sort(by: >)
     var keptSections = [Int: Section]()
     for index in sectionRemovals {
@@ -71,7 +78,8 @@ extension Changeset {
     for insertion in insertedSections {
       sectionInsertions.append((insertion.index, insertion.section))
     }
-    for (position, move) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let move = movedSections[position]
       if var section = keptSections[position] {
         section.metadata = move.metadata
         sectionInsertions.append((move.to, section))
@@ -123,13 +131,14 @@ extension Changeset {
 
   /// Validates the changeset and returns, for every section of the new state, the index of the
   /// old section it continues, or `nil` for an inserted section.
-  func checkedSectionMap(against old: [Section]) throws -> [Int?] {
+  func checkedSectionMap(against old: [Section]) throws(Observable2DArrayError) -> [Int?] {
     let oldCount = old.count
 
     // Sections in the old state: bounds, ids, and at most one claim each.
     var oldFate = [OldFate](repeating: .stays, count: oldCount)
     var oldClaims = [Int: EntryName]()
-    func claimOldSection(_ index: Int, id: Int64, by name: EntryName) throws {
+    func claimOldSection(_ index: Int, id: Int64, by name: EntryName) throws(Observable2DArrayError)
+    {
       guard index >= 0 && index < oldCount else {
         throw invalid(
           1,
@@ -147,17 +156,20 @@ extension Changeset {
       }
       oldClaims[index] = name
     }
-    for (position, entry) in deletedSections.enumerated() {
+    for position in deletedSections.indices {
+      let entry = deletedSections[position]
       try claimOldSection(
         entry.index, id: entry.id, by: EntryName(field: "deletedSections", position: position))
       oldFate[entry.index] = .deleted
     }
-    for (position, entry) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let entry = movedSections[position]
       try claimOldSection(
         entry.from, id: entry.id, by: EntryName(field: "movedSections", position: position))
       oldFate[entry.from] = .moved
     }
-    for (position, entry) in updatedSections.enumerated() {
+    for position in updatedSections.indices {
+      let entry = updatedSections[position]
       try claimOldSection(
         entry.index, id: entry.id, by: EntryName(field: "updatedSections", position: position))
     }
@@ -167,7 +179,7 @@ extension Changeset {
     var newToOld = [Int?](repeating: nil, count: newCount)
     var newClaimed = [Bool](repeating: false, count: newCount)
     var newClaims = [Int: EntryName]()
-    func claimNewSection(_ index: Int, by name: EntryName) throws {
+    func claimNewSection(_ index: Int, by name: EntryName) throws(Observable2DArrayError) {
       guard index >= 0 && index < newCount else {
         throw invalid(
           1,
@@ -181,10 +193,12 @@ extension Changeset {
       newClaims[index] = name
       newClaimed[index] = true
     }
-    for (position, entry) in insertedSections.enumerated() {
+    for position in insertedSections.indices {
+      let entry = insertedSections[position]
       try claimNewSection(entry.index, by: EntryName(field: "insertedSections", position: position))
     }
-    for (position, entry) in movedSections.enumerated() {
+    for position in movedSections.indices {
+      let entry = movedSections[position]
       try claimNewSection(entry.to, by: EntryName(field: "movedSections", position: position))
       newToOld[entry.to] = entry.from
     }
@@ -199,7 +213,9 @@ extension Changeset {
     // Items in the old state.
     var removedFrom = [Int: Int]()
     var oldRowClaims = [RowKey: EntryName]()
-    func claimOldItem(_ path: IndexPath, id: Int64, by name: EntryName) throws {
+    func claimOldItem(_ path: IndexPath, id: Int64, by name: EntryName)
+      throws(Observable2DArrayError)
+    {
       guard path.count == 2 else {
         throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
       }
@@ -240,17 +256,20 @@ extension Changeset {
       }
       oldRowClaims[key] = name
     }
-    for (position, entry) in deletedItems.enumerated() {
+    for position in deletedItems.indices {
+      let entry = deletedItems[position]
       try claimOldItem(
         entry.at, id: entry.id, by: EntryName(field: "deletedItems", position: position))
       removedFrom[entry.at[0], default: 0] += 1
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try claimOldItem(
         entry.from, id: entry.id, by: EntryName(field: "movedItems", position: position))
       removedFrom[entry.from[0], default: 0] += 1
     }
-    for (position, entry) in updatedItems.enumerated() {
+    for position in updatedItems.indices {
+      let entry = updatedItems[position]
       try claimOldItem(
         entry.at, id: entry.id, by: EntryName(field: "updatedItems", position: position))
     }
@@ -258,7 +277,7 @@ extension Changeset {
     // Items in the new state: their section must survive, and their rows must fit the count
     // that rule 4 gives it.
     var addedTo = [Int: Int]()
-    func checkNewSection(_ path: IndexPath, by name: EntryName) throws {
+    func checkNewSection(_ path: IndexPath, by name: EntryName) throws(Observable2DArrayError) {
       guard path.count == 2 else {
         throw invalid(1, "\(name) names \(path.shortDescription), which is not [section, row]")
       }
@@ -277,14 +296,16 @@ extension Changeset {
       }
       addedTo[section, default: 0] += 1
     }
-    for (position, entry) in insertedItems.enumerated() {
+    for position in insertedItems.indices {
+      let entry = insertedItems[position]
       try checkNewSection(entry.at, by: EntryName(field: "insertedItems", position: position))
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try checkNewSection(entry.to, by: EntryName(field: "movedItems", position: position))
     }
     var newRowClaims = [RowKey: EntryName]()
-    func claimNewItem(_ path: IndexPath, by name: EntryName) throws {
+    func claimNewItem(_ path: IndexPath, by name: EntryName) throws(Observable2DArrayError) {
       let section = path[0]
       let row = path[1]
       guard let oldSection = newToOld[section] else { return }
@@ -308,10 +329,12 @@ extension Changeset {
       }
       newRowClaims[key] = name
     }
-    for (position, entry) in insertedItems.enumerated() {
+    for position in insertedItems.indices {
+      let entry = insertedItems[position]
       try claimNewItem(entry.at, by: EntryName(field: "insertedItems", position: position))
     }
-    for (position, entry) in movedItems.enumerated() {
+    for position in movedItems.indices {
+      let entry = movedItems[position]
       try claimNewItem(entry.to, by: EntryName(field: "movedItems", position: position))
     }
     return newToOld

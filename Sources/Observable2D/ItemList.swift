@@ -24,9 +24,6 @@ public struct ItemList<Item> {
   /// One stored entry: a stable id and its value.
   public typealias Entry = (id: Int64, value: Item)
 
-  @usableFromInline
-  typealias Chunk = ContiguousArray<Entry>
-
   /// The largest number of entries a chunk holds; a fuller chunk is split in two halves.
   @inlinable
   public static var maximumChunkCount: Int { 1024 }
@@ -35,11 +32,15 @@ public struct ItemList<Item> {
   @inlinable
   static var minimumChunkCount: Int { 256 }
 
-  /// The chunks, none of them empty, each with at most `maximumChunkCount` entries.
+  /// The chunks, each an `ItemChunk<Item>`; none is empty or holds more than
+  /// `maximumChunkCount` entries. A chunk is mutated only when this table holds the only
+  /// reference to it (copy-on-write). The table's element type is `AnyObject` rather than
+  /// `ItemChunk<Item>` so that copying or releasing it is specialized code (a retain per chunk)
+  /// even when the list is used from unspecialized generic code.
   @usableFromInline
-  var chunks: ContiguousArray<Chunk>
+  var chunks: ContiguousArray<AnyObject>
 
-  /// `ends[c]` is the number of entries in `chunks[0...c]`.
+  /// `ends[c]` is the number of entries in chunks `0 ... c`.
   @usableFromInline
   var ends: ContiguousArray<Int>
 
@@ -77,20 +78,65 @@ public struct ItemList<Item> {
   }
 }
 
+/// One chunk of an ``ItemList``: parallel arrays of ids and values.
+///
+/// A class, so that copying the chunk table (when a snapshot of the list is held) costs one
+/// retain per chunk even in unspecialized generic code; and parallel arrays rather than one
+/// array of `(id, value)`, so that copying a shared chunk copies the ids with a `memcpy` and the
+/// values with `Item`'s own value witness instead of a tuple's field-by-field one.
+@usableFromInline
+final class ItemChunk<Item> {
+  // A chunk is only mutated by the one list that uniquely references it, which the value
+  // semantics of `ItemList` already make exclusive; dynamic exclusivity checks on every access
+  // would cost more than the append they guard.
+  @usableFromInline
+  @exclusivity(unchecked)
+  var ids: ContiguousArray<Int64>
+
+  @usableFromInline
+  @exclusivity(unchecked)
+  var values: ContiguousArray<Item>
+
+  @inlinable
+  init(ids: ContiguousArray<Int64>, values: ContiguousArray<Item>) {
+    self.ids = ids
+    self.values = values
+  }
+
+  @inlinable
+  var count: Int { ids.count }
+}
+
 // MARK: - Locating positions
 
 extension ItemList {
   /// The chunk and the offset within it of the entry at `position` (`0 ..< count`).
   @inlinable
   func locate(_ position: Int) -> (chunk: Int, offset: Int) {
-    if chunks.count == 1 { return (0, position) }
+    if ends.count == 1 { return (0, position) }
     var low = 0
-    var high = ends.count - 1
+    var high = ends.count &- 1
     while low < high {
       let middle = (low &+ high) >> 1
       if ends[middle] > position { high = middle } else { low = middle &+ 1 }
     }
     return (low, low == 0 ? position : position &- ends[low &- 1])
+  }
+
+  /// The chunk at `index`, to read.
+  @inlinable
+  func storage(at index: Int) -> ItemChunk<Item> {
+    unsafeDowncast(chunks[index], to: ItemChunk<Item>.self)
+  }
+
+  /// The chunk at `chunk`, copied first if another list shares it, ready to be mutated.
+  @inlinable
+  mutating func uniqueChunk(_ chunk: Int) -> ItemChunk<Item> {
+    if !isKnownUniquelyReferenced(&chunks[chunk]) {
+      let shared = storage(at: chunk)
+      chunks[chunk] = ItemChunk(ids: shared.ids, values: shared.values)
+    }
+    return storage(at: chunk)
   }
 
   /// Adds `delta` to the cumulative counts of `chunk` and every later chunk.
@@ -106,59 +152,73 @@ extension ItemList {
   }
 
   /// Recomputes the cumulative counts from `chunk` on.
-  @inlinable
+  @usableFromInline
   mutating func rebuildEnds(from chunk: Int) {
     ends.removeSubrange(chunk...)
-    var total = chunk == 0 ? 0 : ends[chunk &- 1]
-    var index = chunk
-    while index < chunks.count {
-      total &+= chunks[index].count
+    var total = chunk == 0 ? 0 : ends[chunk - 1]
+    for index in chunk..<chunks.count {
+      total += storage(at: index).count
       ends.append(total)
-      index &+= 1
     }
   }
 
-  /// Splits the chunk at `chunk` into two halves.
-  @inlinable
-  mutating func splitChunk(_ chunk: Int) {
-    let half = chunks[chunk].count / 2
-    let tail = Chunk(chunks[chunk][half...])
-    chunks[chunk].removeSubrange(half...)
-    chunks.insert(tail, at: chunk &+ 1)
-    ends.insert(ends[chunk], at: chunk &+ 1)
-    ends[chunk] &-= tail.count
+  /// Moves the entries of `chunk` from `offset` on into a new chunk right after it.
+  @usableFromInline
+  mutating func splitChunk(_ chunk: Int, at offset: Int) {
+    let source = uniqueChunk(chunk)
+    let tail = ItemChunk(
+      ids: ContiguousArray(source.ids[offset...]), values: ContiguousArray(source.values[offset...])
+    )
+    source.ids.removeSubrange(offset...)
+    source.values.removeSubrange(offset...)
+    chunks.insert(tail, at: chunk + 1)
+    ends.insert(ends[chunk], at: chunk + 1)
+    ends[chunk] -= tail.count
   }
 
   /// Makes `position` the first entry of a chunk, splitting one if needed, and returns that
-  /// chunk's index (`chunks.count` when `position == count`).
+  /// chunk's index (the chunk count when `position == count`).
   @usableFromInline
   mutating func makeBoundary(at position: Int) -> Int {
     if position == count { return chunks.count }
     let (chunk, offset) = locate(position)
     if offset == 0 { return chunk }
-    let tail = Chunk(chunks[chunk][offset...])
-    chunks[chunk].removeSubrange(offset...)
-    chunks.insert(tail, at: chunk &+ 1)
-    ends.insert(ends[chunk], at: chunk &+ 1)
-    ends[chunk] &-= tail.count
-    return chunk &+ 1
+    splitChunk(chunk, at: offset)
+    return chunk + 1
   }
 
   /// Merges the chunk at `chunk` with a neighbour when it is small and they fit together.
   @usableFromInline
   mutating func mergeIfSmall(_ chunk: Int) {
-    guard chunk >= 0, chunk < chunks.count, chunks[chunk].count < Self.minimumChunkCount
+    guard chunk >= 0, chunk < chunks.count, storage(at: chunk).count < Self.minimumChunkCount
     else { return }
-    let previous = chunk > 0 ? chunks[chunk - 1].count : Int.max
-    let next = chunk + 1 < chunks.count ? chunks[chunk + 1].count : Int.max
+    let previous = chunk > 0 ? storage(at: chunk - 1).count : Int.max
+    let next = chunk + 1 < chunks.count ? storage(at: chunk + 1).count : Int.max
     let left = previous <= next ? chunk - 1 : chunk
     guard left >= 0, left + 1 < chunks.count,
-      chunks[left].count + chunks[left + 1].count <= Self.maximumChunkCount
+      storage(at: left).count + storage(at: left + 1).count <= Self.maximumChunkCount
     else { return }
-    let moved = chunks[left + 1]
-    chunks[left].append(contentsOf: moved)
-    chunks.remove(at: left + 1)
+    let moved = unsafeDowncast(chunks.remove(at: left + 1), to: ItemChunk<Item>.self)
+    let target = uniqueChunk(left)
+    target.ids.append(contentsOf: moved.ids)
+    target.values.append(contentsOf: moved.values)
     ends.remove(at: left)
+  }
+
+  /// Appends a new chunk holding one entry.
+  @usableFromInline
+  mutating func appendChunk(_ value: Item, id: Int64) {
+    var ids = ContiguousArray<Int64>()
+    var values = ContiguousArray<Item>()
+    if !ends.isEmpty {
+      // The list is being built in bulk: give the chunk its final size at once.
+      ids.reserveCapacity(Self.maximumChunkCount)
+      values.reserveCapacity(Self.maximumChunkCount)
+    }
+    ids.append(id)
+    values.append(value)
+    chunks.append(ItemChunk(ids: ids, values: values))
+    ends.append((ends.last ?? 0) + 1)
   }
 }
 
@@ -174,7 +234,7 @@ extension ItemList {
   public func id(at position: Int) -> Int64 {
     precondition(position >= 0 && position < count, "ItemList index out of range")
     let (chunk, offset) = locate(position)
-    return chunks[chunk][offset].id
+    return storage(at: chunk).ids[offset]
   }
 
   /// The id and value of the entry at `position`.
@@ -186,7 +246,8 @@ extension ItemList {
   public func entry(at position: Int) -> Entry {
     precondition(position >= 0 && position < count, "ItemList index out of range")
     let (chunk, offset) = locate(position)
-    return chunks[chunk][offset]
+    let found = storage(at: chunk)
+    return (found.ids[offset], found.values[offset])
   }
 
   /// Replaces the id and value of the entry at `position`.
@@ -200,7 +261,9 @@ extension ItemList {
   public mutating func setEntry(_ entry: Entry, at position: Int) {
     precondition(position >= 0 && position < count, "ItemList index out of range")
     let (chunk, offset) = locate(position)
-    chunks[chunk][offset] = entry
+    let storage = uniqueChunk(chunk)
+    storage.ids[offset] = entry.id
+    storage.values[offset] = entry.value
   }
 
   /// Appends a value with the given id.
@@ -211,16 +274,14 @@ extension ItemList {
   /// - Complexity: Amortized O(1).
   @inlinable
   public mutating func append(_ value: Item, id: Int64) {
-    let last = chunks.count &- 1
-    if last >= 0 && chunks[last].count < Self.maximumChunkCount {
-      chunks[last].append((id, value))
+    let last = ends.count &- 1
+    if last >= 0 && storage(at: last).count < Self.maximumChunkCount {
+      let chunk = uniqueChunk(last)
+      chunk.ids.append(id)
+      chunk.values.append(value)
       ends[last] &+= 1
     } else {
-      var chunk = Chunk()
-      if last >= 0 { chunk.reserveCapacity(Self.maximumChunkCount) }
-      chunk.append((id, value))
-      chunks.append(chunk)
-      ends.append((last >= 0 ? ends[last] : 0) &+ 1)
+      appendChunk(value, id: id)
     }
   }
 
@@ -240,18 +301,20 @@ extension ItemList {
       return
     }
     var (chunk, offset) = locate(position)
-    if offset == 0 && chunk > 0 && chunks[chunk &- 1].count < Self.maximumChunkCount {
+    if offset == 0 && chunk > 0 && storage(at: chunk &- 1).count < Self.maximumChunkCount {
       chunk &-= 1
-      offset = chunks[chunk].count
-    } else if chunks[chunk].count >= Self.maximumChunkCount {
-      splitChunk(chunk)
-      let firstCount = chunks[chunk].count
-      if offset > firstCount {
+      offset = storage(at: chunk).count
+    } else if storage(at: chunk).count >= Self.maximumChunkCount {
+      let half = storage(at: chunk).count / 2
+      splitChunk(chunk, at: half)
+      if offset > half {
         chunk &+= 1
-        offset &-= firstCount
+        offset &-= half
       }
     }
-    chunks[chunk].insert((id, value), at: offset)
+    let storage = uniqueChunk(chunk)
+    storage.ids.insert(id, at: offset)
+    storage.values.insert(value, at: offset)
     shiftEnds(from: chunk, by: 1)
   }
 
@@ -265,15 +328,17 @@ extension ItemList {
   public mutating func removeEntry(at position: Int) -> Entry {
     precondition(position >= 0 && position < count, "ItemList index out of range")
     let (chunk, offset) = locate(position)
-    let removed = chunks[chunk].remove(at: offset)
+    let storage = uniqueChunk(chunk)
+    let id = storage.ids.remove(at: offset)
+    let value = storage.values.remove(at: offset)
     shiftEnds(from: chunk, by: -1)
-    if chunks[chunk].isEmpty {
+    if storage.ids.isEmpty {
       chunks.remove(at: chunk)
       ends.remove(at: chunk)
     } else {
       mergeIfSmall(chunk)
     }
-    return removed
+    return (id, value)
   }
 
   /// Replaces the entries in `range` with `newEntries`, which keep their ids.
@@ -311,18 +376,25 @@ extension ItemList {
     let first = makeBoundary(at: range.lowerBound)
     let last = makeBoundary(at: range.upperBound)
     chunks.removeSubrange(first..<last)
-    var built = ContiguousArray<Chunk>()
-    var current = Chunk()
-    current.reserveCapacity(Swift.min(newCount, Self.maximumChunkCount))
+    var built = ContiguousArray<AnyObject>()
+    var ids = ContiguousArray<Int64>()
+    var values = ContiguousArray<Item>()
     for entry in newEntries {
-      if current.count == Self.maximumChunkCount {
-        built.append(current)
-        current = Chunk()
-        current.reserveCapacity(Self.maximumChunkCount)
+      if ids.count == Self.maximumChunkCount {
+        built.append(ItemChunk(ids: ids, values: values))
+        ids = []
+        values = []
       }
-      current.append(entry)
+      if ids.isEmpty {
+        let capacity = Swift.min(
+          newCount - built.count * Self.maximumChunkCount, Self.maximumChunkCount)
+        ids.reserveCapacity(capacity)
+        values.reserveCapacity(capacity)
+      }
+      ids.append(entry.id)
+      values.append(entry.value)
     }
-    if !current.isEmpty { built.append(current) }
+    if !ids.isEmpty { built.append(ItemChunk(ids: ids, values: values)) }
     chunks.insert(contentsOf: built, at: first)
     rebuildEnds(from: first)
     // Merge the small pieces that the boundaries may have left, right to left so that indices
@@ -331,6 +403,26 @@ extension ItemList {
     mergeIfSmall(first + built.count - 1)
     mergeIfSmall(first)
     mergeIfSmall(first - 1)
+  }
+}
+
+// MARK: - Bulk reads
+
+extension ItemList {
+  /// Appends every id, in order, a chunk at a time.
+  ///
+  /// - Complexity: O(*n*), copying the ids of each chunk with one `memcpy`.
+  @usableFromInline
+  func appendIDs(to ids: inout [Int64]) {
+    for index in chunks.indices { ids.append(contentsOf: storage(at: index).ids) }
+  }
+
+  /// Appends every value, in order, a chunk at a time.
+  ///
+  /// - Complexity: O(*n*).
+  @usableFromInline
+  func appendValues(to values: inout ContiguousArray<Item>) {
+    for index in chunks.indices { values.append(contentsOf: storage(at: index).values) }
   }
 }
 
@@ -355,7 +447,7 @@ extension ItemList: RandomAccessCollection, MutableCollection {
   ///
   /// - Complexity: O(1).
   @inlinable
-  public var isEmpty: Bool { chunks.isEmpty }
+  public var isEmpty: Bool { ends.isEmpty }
 
   /// The value at `position`. Setting it keeps the entry's id.
   ///
@@ -366,23 +458,23 @@ extension ItemList: RandomAccessCollection, MutableCollection {
     get {
       precondition(position >= 0 && position < count, "ItemList index out of range")
       let (chunk, offset) = locate(position)
-      return chunks[chunk][offset].value
+      return storage(at: chunk).values[offset]
     }
     set {
       precondition(position >= 0 && position < count, "ItemList index out of range")
       let (chunk, offset) = locate(position)
-      chunks[chunk][offset].value = newValue
+      uniqueChunk(chunk).values[offset] = newValue
     }
   }
 
   /// Iterates over the values chunk by chunk, without a search per element.
   public struct Iterator: IteratorProtocol {
     @usableFromInline
-    var entries: EntryIterator
+    var values: ValueWalker<Item>
 
     @inlinable
-    init(entries: EntryIterator) {
-      self.entries = entries
+    init(values: ValueWalker<Item>) {
+      self.values = values
     }
 
     /// The next value, or `nil` at the end.
@@ -390,7 +482,7 @@ extension ItemList: RandomAccessCollection, MutableCollection {
     /// - Returns: The next value.
     @inlinable
     public mutating func next() -> Item? {
-      entries.next()?.value
+      values.next()
     }
   }
 
@@ -399,7 +491,7 @@ extension ItemList: RandomAccessCollection, MutableCollection {
   /// - Returns: The iterator.
   @inlinable
   public func makeIterator() -> Iterator {
-    Iterator(entries: EntryIterator(chunks: chunks))
+    Iterator(values: ValueWalker(chunks))
   }
 }
 
@@ -500,16 +592,15 @@ extension ItemList: Equatable where Item: Equatable {
   @inlinable
   public static func == (lhs: ItemList, rhs: ItemList) -> Bool {
     guard lhs.count == rhs.count else { return false }
-    var left = EntryIterator(chunks: lhs.chunks)
-    var right = EntryIterator(chunks: rhs.chunks)
-    while let a = left.next(), let b = right.next() {
-      if a.id != b.id || a.value != b.value { return false }
-    }
-    return true
+    guard lhs.ids.elementsEqual(rhs.ids) else { return false }
+    return lhs.elementsEqual(rhs)
   }
 }
 
-extension ItemList: Sendable where Item: Sendable {}
+// The chunks are classes, but a chunk is only ever mutated through `uniqueChunk`, which copies
+// it first unless this list holds the only reference: a chunk reachable from two lists (or two
+// threads) is never mutated, so sharing lists across threads is as safe as sharing arrays.
+extension ItemList: @unchecked Sendable where Item: Sendable {}
 
 extension ItemList: CustomStringConvertible, CustomDebugStringConvertible {
   /// The values, rendered like an array.
@@ -531,21 +622,15 @@ extension ItemList {
   /// Walks the entries chunk by chunk.
   public struct EntryIterator: IteratorProtocol {
     @usableFromInline
-    let chunks: ContiguousArray<Chunk>
+    var ids: IDWalker<Item>
 
     @usableFromInline
-    var current: Chunk
-
-    @usableFromInline
-    var chunk = 0
-
-    @usableFromInline
-    var offset = 0
+    var values: ValueWalker<Item>
 
     @inlinable
-    init(chunks: ContiguousArray<Chunk>) {
-      self.chunks = chunks
-      self.current = chunks.first ?? []
+    init(_ list: ItemList) {
+      ids = IDWalker(list.chunks)
+      values = ValueWalker(list.chunks)
     }
 
     /// The next entry, or `nil` at the end.
@@ -553,16 +638,8 @@ extension ItemList {
     /// - Returns: The next entry.
     @inlinable
     public mutating func next() -> Entry? {
-      if offset < current.count {
-        defer { offset &+= 1 }
-        return current[offset]
-      }
-      chunk &+= 1
-      guard chunk < chunks.count else { return nil }
-      // Chunks are never empty, so the new chunk has an entry at offset 0.
-      current = chunks[chunk]
-      offset = 1
-      return current[0]
+      guard let id = ids.next(), let value = values.next() else { return nil }
+      return (id, value)
     }
   }
 
@@ -595,7 +672,7 @@ extension ItemList {
     ///
     /// - Returns: The iterator.
     @inlinable
-    public func makeIterator() -> EntryIterator { EntryIterator(chunks: base.chunks) }
+    public func makeIterator() -> EntryIterator { EntryIterator(base) }
   }
 
   /// The ids of a list, as a random-access collection.
@@ -623,29 +700,12 @@ extension ItemList {
     @inlinable
     public subscript(position: Int) -> Int64 { base.id(at: position) }
 
-    /// Walks the ids chunk by chunk.
-    public struct Iterator: IteratorProtocol {
-      @usableFromInline
-      var entries: EntryIterator
-
-      @inlinable
-      init(entries: EntryIterator) {
-        self.entries = entries
-      }
-
-      /// The next id, or `nil` at the end.
-      ///
-      /// - Returns: The next id.
-      @inlinable
-      public mutating func next() -> Int64? { entries.next()?.id }
-    }
-
     /// Returns an iterator that walks the ids chunk by chunk.
     ///
     /// - Returns: The iterator.
     @inlinable
-    public func makeIterator() -> Iterator {
-      Iterator(entries: EntryIterator(chunks: base.chunks))
+    public func makeIterator() -> IDWalker<Item> {
+      IDWalker(base.chunks)
     }
   }
 
@@ -666,20 +726,105 @@ extension ItemList.Iterator: Sendable where Item: Sendable {}
 extension ItemList.EntryIterator: Sendable where Item: Sendable {}
 extension ItemList.Entries: Sendable where Item: Sendable {}
 extension ItemList.IDs: Sendable where Item: Sendable {}
-extension ItemList.IDs.Iterator: Sendable where Item: Sendable {}
 
 extension ItemList {
   /// Checks the chunk invariants; used by tests.
   package var chunkInvariantsHold: Bool {
+    guard chunks.count == ends.count else { return false }
     var total = 0
-    for (index, chunk) in chunks.enumerated() {
-      if chunk.isEmpty || chunk.count > Self.maximumChunkCount { return false }
-      total += chunk.count
+    for index in ends.indices {
+      let size = storage(at: index).ids.count
+      if size == 0 || size > Self.maximumChunkCount || storage(at: index).values.count != size {
+        return false
+      }
+      total += size
       if ends[index] != total { return false }
     }
-    return ends.count == chunks.count
+    return true
   }
 
   /// The number of chunks; used by tests and benchmarks.
-  package var chunkCount: Int { chunks.count }
+  package var chunkCount: Int { ends.count }
 }
+
+/// Walks the values of an ``ItemList`` in order, holding the current chunk's array so that each
+/// step is one bounds check and no search.
+public struct ValueWalker<Item>: IteratorProtocol {
+  @usableFromInline
+  let chunks: ContiguousArray<AnyObject>
+
+  @usableFromInline
+  var current: ContiguousArray<Item>
+
+  @usableFromInline
+  var chunk = 0
+
+  @usableFromInline
+  var offset = 0
+
+  @inlinable
+  init(_ chunks: ContiguousArray<AnyObject>) {
+    self.chunks = chunks
+    self.current = chunks.first.map { unsafeDowncast($0, to: ItemChunk<Item>.self).values } ?? []
+  }
+
+  /// The next value, or `nil` at the end.
+  ///
+  /// - Returns: The next value.
+  @inlinable
+  public mutating func next() -> Item? {
+    if offset < current.count {
+      defer { offset &+= 1 }
+      return current[offset]
+    }
+    chunk &+= 1
+    guard chunk < chunks.count else { return nil }
+    // Chunks are never empty, so the new chunk has a value at offset 0.
+    current = unsafeDowncast(chunks[chunk], to: ItemChunk<Item>.self).values
+    offset = 1
+    return current[0]
+  }
+}
+
+/// Walks the ids of an ``ItemList`` in order, holding the current chunk's array so that each
+/// step is one bounds check and no search.
+public struct IDWalker<Item>: IteratorProtocol {
+  @usableFromInline
+  let chunks: ContiguousArray<AnyObject>
+
+  @usableFromInline
+  var current: ContiguousArray<Int64>
+
+  @usableFromInline
+  var chunk = 0
+
+  @usableFromInline
+  var offset = 0
+
+  @inlinable
+  init(_ chunks: ContiguousArray<AnyObject>) {
+    self.chunks = chunks
+    self.current = chunks.first.map { unsafeDowncast($0, to: ItemChunk<Item>.self).ids } ?? []
+  }
+
+  /// The next id, or `nil` at the end.
+  ///
+  /// - Returns: The next id.
+  @inlinable
+  public mutating func next() -> Int64? {
+    if offset < current.count {
+      defer { offset &+= 1 }
+      return current[offset]
+    }
+    chunk &+= 1
+    guard chunk < chunks.count else { return nil }
+    // Chunks are never empty, so the new chunk has an id at offset 0.
+    current = unsafeDowncast(chunks[chunk], to: ItemChunk<Item>.self).ids
+    offset = 1
+    return current[0]
+  }
+}
+
+// Both walkers only read; the chunks they hold are never mutated while shared (see `ItemList`).
+extension ValueWalker: @unchecked Sendable where Item: Sendable {}
+extension IDWalker: @unchecked Sendable where Item: Sendable {}

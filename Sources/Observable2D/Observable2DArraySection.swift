@@ -9,8 +9,8 @@
 /// )
 /// ```
 ///
-/// A section made with ``init(metadata:items:)-(_,[Item])`` has id `0` and items with id `0`
-/// ("not assigned yet"); a ``MutableObservable2DArray`` gives them fresh ids when they enter it.
+/// A section made from plain items has id `0` and items with id `0` ("not assigned yet"); a
+/// ``MutableObservable2DArray`` gives them fresh ids when they enter it.
 public struct Observable2DArraySection<Metadata, Item> {
   /// The section's stable id; `0` means "not assigned yet".
   public var id: Int64

@@ -1,0 +1,783 @@
+import FoundationEssentials
+
+// MARK: - Public entry points
+
+extension Changeset {
+  /// How ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` pairs sections.
+  ///
+  /// The default, `nil`, pairs them **by position**: section *i* before is section *i* after,
+  /// extra old sections are deleted and extra new ones inserted, no section is ever reported as
+  /// moved, and a changed header is an update. Pass a key (for example
+  /// `{ $0.metadata.header }`) to detect inserted, deleted and moved sections instead.
+  public typealias SectionKey = (Section) -> AnyHashable
+
+  /// Computes the changeset that turns `old` into `new`, matching items by a key.
+  ///
+  /// The algorithm is Heckel's idea of matching by hashing (O(*n*)) followed by a minimal set of
+  /// moves:
+  /// 1. Sections are paired by `sectionKey` (see ``SectionKey``; by position when `nil`).
+  ///    Unpaired old sections are deleted, unpaired new ones inserted with all their items.
+  ///    Among paired sections, those outside a longest increasing subsequence of their old
+  ///    indexes (taken in new order) are moves; the others keep their place.
+  /// 2. Items of paired sections are matched by `itemKey` across the whole array, as Heckel
+  ///    does: keys that occur once on each side match; neighbours with equal keys of matched
+  ///    items (in the same sections) follow them; remaining duplicates match in order of
+  ///    appearance. Unmatched old items are deleted, unmatched new ones inserted. Items of
+  ///    deleted or inserted sections are never listed (they go or come with their section).
+  /// 3. A matched item that changed section is a move. Within each paired section, matched
+  ///    items move only if they are outside a longest increasing subsequence of their old rows
+  ///    (patience sorting, O(*m* log *m*)): for a given matching the number of moves is the
+  ///    smallest possible, so moving one item to the front gives one move, not *n* − 1. With
+  ///    unique keys (ids) the matching is forced and the result is minimal.
+  /// 4. A matched item whose value differs by `isEqual` is an update, or, when it also moves,
+  ///    a move carrying the new value. Sections likewise with `metadataIsEqual`; when that is
+  ///    `nil`, metadata is compared with `==` if it is `Equatable` at run time, and otherwise
+  ///    (a tuple, say) every paired section is reported as updated so that no change is lost.
+  ///
+  /// Matched items are named by their ids in `old`; inserted ones carry their ids in `new`. So
+  /// `try changeset.applied(to: old) == new` holds when `new` gives matched items the same
+  /// ids as `old` (as a copy edited by the program does, and always in ``diffByID(from:to:)``).
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - itemKey: The identity of an item: items with equal keys are the same item.
+  ///   - isEqual: Whether two values of the same item are equal (no update needed).
+  ///   - metadataIsEqual: Whether two metadata values are equal; see step 4.
+  /// - Returns: A changeset that lists only the differences and passes
+  ///   ``validate(against:)`` for `old`.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*) for *n* items, *s* sections and *m* items
+  ///   that stay in their section, with one hash per item on each side; the result has as many
+  ///   entries as there are differences.
+  @inlinable
+  public static func diff<ItemKey: Hashable>(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    itemKey: (Item) -> ItemKey,
+    isEqual: (Item, Item) -> Bool,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset {
+    let pairs = SectionPairs(old: old, new: new, pairing: sectionKey.map { .key($0) } ?? .position)
+    var oldKeys = [ItemKey]()
+    oldKeys.reserveCapacity(pairs.pairedItemCount(of: old, sides: pairs.oldToNew))
+    for index in old.indices where pairs.oldToNew[index] >= 0 {
+      for value in old[index].items { oldKeys.append(itemKey(value)) }
+    }
+    var newKeys = [ItemKey]()
+    newKeys.reserveCapacity(pairs.pairedItemCount(of: new, sides: pairs.newToOld))
+    for index in new.indices where pairs.newToOld[index] >= 0 {
+      for value in new[index].items { newKeys.append(itemKey(value)) }
+    }
+    let symbols = ItemSymbols(oldKeys: oldKeys, newKeys: newKeys)
+    return withoutActuallyEscaping(isEqual) { isEqual in
+      Differ(
+        old: old, new: new, pairs: pairs, symbols: symbols, isEqual: isEqual,
+        metadataIsEqual: metadataIsEqual ?? dynamicMetadataEquality
+      ).run()
+    }
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching items by a key and comparing
+  /// their values with `==`.
+  ///
+  /// See ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the algorithm.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - itemKey: The identity of an item: items with equal keys are the same item.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diff<ItemKey: Hashable>(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    itemKey: (Item) -> ItemKey,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Equatable {
+    diff(
+      from: old, to: new, sectionKey: sectionKey, itemKey: itemKey, isEqual: ==,
+      metadataIsEqual: metadataIsEqual)
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching items by their value.
+  ///
+  /// Equal values are the same item (duplicates are matched in order), so there are never
+  /// updates, only insertions, deletions and moves. See
+  /// ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the algorithm.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diff(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Hashable {
+    diff(
+      from: old, to: new, sectionKey: sectionKey, itemKey: { $0 }, isEqual: ==,
+      metadataIsEqual: metadataIsEqual)
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching items by their `id`
+  /// (`Identifiable`) and comparing values with `==`.
+  ///
+  /// See ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the algorithm.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diff(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Identifiable & Equatable {
+    diff(
+      from: old, to: new, sectionKey: sectionKey, itemKey: { $0.id }, isEqual: ==,
+      metadataIsEqual: metadataIsEqual)
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching items by their `id`
+  /// (`Identifiable` wins over `Hashable`) and comparing values with `==`.
+  ///
+  /// See ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the algorithm.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diff(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Identifiable & Hashable {
+    diff(
+      from: old, to: new, sectionKey: sectionKey, itemKey: { $0.id }, isEqual: ==,
+      metadataIsEqual: metadataIsEqual)
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching items by their `id`
+  /// (`Identifiable`) and comparing values with `isEqual`.
+  ///
+  /// See ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)`` for the algorithm.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - sectionKey: How sections are paired; `nil` pairs them by position.
+  ///   - isEqual: Whether two values of the same item are equal.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diff(
+    from old: [Section],
+    to new: [Section],
+    sectionKey: SectionKey? = nil,
+    isEqual: (Item, Item) -> Bool,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Identifiable {
+    diff(
+      from: old, to: new, sectionKey: sectionKey, itemKey: { $0.id }, isEqual: isEqual,
+      metadataIsEqual: metadataIsEqual)
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching sections and items by the
+  /// `Int64` ids they carry.
+  ///
+  /// This is how an observer resynchronises with a store that names rows by id. Ids equal to
+  /// `0` ("not assigned yet") never match. Values are compared with `isEqual`, metadata with
+  /// `metadataIsEqual` as described in
+  /// ``diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)``, which also describes the
+  /// algorithm. When ids are unique on each side, `try changeset.applied(to: old) == new`.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - isEqual: Whether two values of the same item are equal.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diffByID(
+    from old: [Section],
+    to new: [Section],
+    isEqual: (Item, Item) -> Bool,
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset {
+    let pairs = SectionPairs(old: old, new: new, pairing: .ids)
+    return withoutActuallyEscaping(isEqual) { isEqual in
+      Differ(
+        old: old, new: new, pairs: pairs, symbols: nil, isEqual: isEqual,
+        metadataIsEqual: metadataIsEqual ?? dynamicMetadataEquality
+      ).run()
+    }
+  }
+
+  /// Computes the changeset that turns `old` into `new`, matching sections and items by the
+  /// `Int64` ids they carry and comparing values with `==`.
+  ///
+  /// See ``diffByID(from:to:isEqual:metadataIsEqual:)``.
+  ///
+  /// - Parameters:
+  ///   - old: The state before.
+  ///   - new: The state after.
+  ///   - metadataIsEqual: Whether two metadata values are equal.
+  /// - Returns: A changeset that lists only the differences.
+  /// - Complexity: O(*n* + *s* log *s* + *m* log *m*).
+  @inlinable
+  public static func diffByID(
+    from old: [Section],
+    to new: [Section],
+    metadataIsEqual: ((Metadata, Metadata) -> Bool)? = nil
+  ) -> Changeset where Item: Equatable {
+    diffByID(from: old, to: new, isEqual: ==, metadataIsEqual: metadataIsEqual)
+  }
+}
+
+// MARK: - Metadata equality without a constraint
+
+extension Equatable {
+  /// `self == other` when `other` has the same type.
+  fileprivate func isEqual(toAny other: Any) -> Bool {
+    guard let other = other as? Self else { return false }
+    return self == other
+  }
+}
+
+extension Changeset {
+  /// Compares metadata with `==` when its dynamic type is `Equatable`; otherwise reports a
+  /// difference, so that the diff never loses a change it cannot see.
+  @usableFromInline
+  static func dynamicMetadataEquality(_ lhs: Metadata, _ rhs: Metadata) -> Bool {
+    guard let lhs = lhs as? any Equatable else { return false }
+    return lhs.isEqual(toAny: rhs)
+  }
+}
+
+// MARK: - The algorithm
+
+/// How a diff pairs sections.
+@usableFromInline
+enum SectionPairing<Metadata, Item> {
+  /// Section *i* before is section *i* after.
+  case position
+  /// By their `Int64` ids; `0` never pairs.
+  case ids
+  /// By a key; equal keys pair in order of appearance.
+  case key((Observable2DArraySection<Metadata, Item>) -> AnyHashable)
+}
+
+/// Which sections of the old and new states are the same section.
+@usableFromInline
+struct SectionPairs {
+  /// For each old section, the index of its new section, or -1 when it is deleted.
+  @usableFromInline
+  var oldToNew: [Int]
+  /// For each new section, the index of its old section, or -1 when it is inserted.
+  @usableFromInline
+  var newToOld: [Int]
+
+  @usableFromInline
+  init<Metadata, Item>(
+    old: [Observable2DArraySection<Metadata, Item>],
+    new: [Observable2DArraySection<Metadata, Item>],
+    pairing: SectionPairing<Metadata, Item>
+  ) {
+    oldToNew = [Int](repeating: -1, count: old.count)
+    newToOld = [Int](repeating: -1, count: new.count)
+    switch pairing {
+    case .position:
+      for index in 0..<min(old.count, new.count) {
+        oldToNew[index] = index
+        newToOld[index] = index
+      }
+    case .ids:
+      pair(oldKeys: old.map { $0.id == 0 ? nil : $0.id }, newKeys: new.map(\.id))
+    case .key(let key):
+      pair(oldKeys: old.map(key), newKeys: new.map(key))
+    }
+  }
+
+  private mutating func pair<K: Hashable>(oldKeys: [K?], newKeys: [K]) {
+    // Sections are few: a queue of old indexes per key, consumed in order of appearance.
+    var queues = [K: [Int]]()
+    for (index, key) in oldKeys.enumerated().reversed() {
+      if let key { queues[key, default: []].append(index) }
+    }
+    for (index, key) in newKeys.enumerated() {
+      if let oldIndex = queues[key]?.popLast() {
+        oldToNew[oldIndex] = index
+        newToOld[index] = oldIndex
+      }
+    }
+  }
+
+  /// The number of items in the paired sections of one side.
+  @usableFromInline
+  func pairedItemCount<Metadata, Item>(
+    of sections: [Observable2DArraySection<Metadata, Item>], sides: [Int]
+  ) -> Int {
+    var total = 0
+    for index in sections.indices where sides[index] >= 0 { total += sections[index].items.count }
+    return total
+  }
+}
+
+/// Heckel's symbol table, built with one hash lookup per item on each side: every distinct key
+/// becomes a symbol that counts its occurrences in the old and new items and chains its old
+/// positions in order.
+@usableFromInline
+struct ItemSymbols {
+  /// What the table knows of one distinct key.
+  @usableFromInline
+  struct Symbol {
+    @usableFromInline
+    var oldCount: Int32
+    @usableFromInline
+    var newCount: Int32
+    /// The first and last old positions with this key.
+    @usableFromInline
+    var first: Int32
+    @usableFromInline
+    var last: Int32
+
+    @inlinable
+    init(at position: Int32) {
+      oldCount = 1
+      newCount = 0
+      first = position
+      last = position
+    }
+  }
+
+  /// The symbol of each old item (in the flattened paired sections), or -1 without a key.
+  @usableFromInline
+  var oldSymbol: [Int32] = []
+  /// The symbol of each new item, or -1 when no old item has its key.
+  @usableFromInline
+  var newSymbol: [Int32] = []
+  @usableFromInline
+  var symbols: [Symbol] = []
+  /// The next old position with the same symbol, or -1.
+  @usableFromInline
+  var next: [Int32] = []
+  /// Whether some key occurs more than once on a side.
+  @usableFromInline
+  var hasDuplicates = false
+
+  /// Builds the table from the keys of the old and new items; items whose key equals
+  /// `noKey` have none and match nothing.
+  @inlinable
+  init<Key: Hashable>(oldKeys: [Key], newKeys: [Key], noKey: Key? = nil) {
+    var index = [Key: Int32](minimumCapacity: oldKeys.count)
+    oldSymbol.reserveCapacity(oldKeys.count)
+    next = [Int32](repeating: -1, count: oldKeys.count)
+    for position in oldKeys.indices {
+      let key = oldKeys[position]
+      if key == noKey {
+        oldSymbol.append(-1)
+        continue
+      }
+      let fresh = Int32(truncatingIfNeeded: symbols.count)
+      let symbol = Self.read(&index[key, default: fresh])
+      let here = Int32(truncatingIfNeeded: position)
+      if symbol == fresh {
+        symbols.append(Symbol(at: here))
+      } else {
+        let slot = Int(symbol)
+        symbols[slot].oldCount &+= 1
+        next[Int(symbols[slot].last)] = here
+        symbols[slot].last = here
+        hasDuplicates = true
+      }
+      oldSymbol.append(symbol)
+    }
+    newSymbol.reserveCapacity(newKeys.count)
+    for key in newKeys {
+      guard key != noKey, let symbol = index[key] else {
+        newSymbol.append(-1)
+        continue
+      }
+      let slot = Int(symbol)
+      symbols[slot].newCount &+= 1
+      if symbols[slot].newCount > 1 { hasDuplicates = true }
+      newSymbol.append(symbol)
+    }
+  }
+
+  /// Reads a value through `inout`, so that `dictionary[key, default: x]` inserts `x` when the
+  /// key is new with a single lookup.
+  @inlinable
+  static func read(_ slot: inout Int32) -> Int32 { slot }
+}
+
+/// Matches new items to old ones by their ids when no id occurs twice on a side (the usual
+/// case), with one hash lookup per item; `0` never matches.
+///
+/// - Returns: For each new item, the old position it matches or -1; `nil` when an id repeats,
+///   and the general symbol table must be used.
+@usableFromInline
+func matchUniqueIDs(old: [Int64], new: [Int64]) -> [Int32]? {
+  var index = IDTable(capacity: old.count)
+  for position in old.indices where old[position] != 0 {
+    if !index.insert(old[position], value: Int32(truncatingIfNeeded: position)) { return nil }
+  }
+  var matched = [Bool](repeating: false, count: old.count)
+  var newMatch = [Int32](repeating: -1, count: new.count)
+  for position in new.indices where new[position] != 0 {
+    guard let match = index.value(for: new[position]) else { continue }
+    if matched[Int(match)] { return nil }
+    matched[Int(match)] = true
+    newMatch[position] = match
+  }
+  return newMatch
+}
+
+/// Matches new items to old ones from their symbols, as Heckel's algorithm does: keys that occur
+/// once on each side are anchors; neighbours of matched items with equal keys in the same
+/// sections follow them (forwards, then backwards); the remaining duplicates are matched in
+/// order of appearance.
+///
+/// - Returns: For each new item, the old position it matches, or -1.
+@usableFromInline
+func matchItems(
+  _ symbols: ItemSymbols, oldSection: [Int32], newSection: [Int32]
+) -> [Int32] {
+  let oldTotal = symbols.oldSymbol.count
+  let newTotal = symbols.newSymbol.count
+  var newMatch = [Int32](repeating: -1, count: newTotal)
+  var oldMatched = [Bool](repeating: false, count: oldTotal)
+  for position in 0..<newTotal {
+    let symbol = Int(symbols.newSymbol[position])
+    if symbol >= 0 && symbols.symbols[symbol].oldCount == 1
+      && symbols.symbols[symbol].newCount == 1
+    {
+      let match = symbols.symbols[symbol].first
+      newMatch[position] = match
+      oldMatched[Int(match)] = true
+    }
+  }
+  guard symbols.hasDuplicates else { return newMatch }
+
+  func extend(_ position: Int, to neighbour: Int, step: Int32) {
+    guard newMatch[position] >= 0, neighbour >= 0, neighbour < newTotal,
+      newMatch[neighbour] < 0, newSection[neighbour] == newSection[position]
+    else { return }
+    let anchor = Int(newMatch[position])
+    let candidate = anchor + Int(step)
+    guard candidate >= 0, candidate < oldTotal, !oldMatched[candidate],
+      oldSection[candidate] == oldSection[anchor],
+      symbols.oldSymbol[candidate] >= 0,
+      symbols.oldSymbol[candidate] == symbols.newSymbol[neighbour]
+    else { return }
+    newMatch[neighbour] = Int32(truncatingIfNeeded: candidate)
+    oldMatched[candidate] = true
+  }
+  for position in 0..<newTotal { extend(position, to: position + 1, step: 1) }
+  for position in (0..<newTotal).reversed() { extend(position, to: position - 1, step: -1) }
+
+  var cursor = symbols.symbols.map(\.first)
+  for position in 0..<newTotal where newMatch[position] < 0 && symbols.newSymbol[position] >= 0 {
+    let symbol = Int(symbols.newSymbol[position])
+    var candidate = cursor[symbol]
+    while candidate >= 0 && oldMatched[Int(candidate)] { candidate = symbols.next[Int(candidate)] }
+    guard candidate >= 0 else {
+      cursor[symbol] = -1
+      continue
+    }
+    cursor[symbol] = symbols.next[Int(candidate)]
+    newMatch[position] = candidate
+    oldMatched[Int(candidate)] = true
+  }
+  return newMatch
+}
+
+/// Marks the elements of a longest strictly increasing subsequence of `values`.
+///
+/// - Complexity: O(*m*) when `values` is already increasing, O(*m* log *m*) otherwise.
+@usableFromInline
+func longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
+  let count = values.count
+  var increasing = true
+  var index = 1
+  while index < count {
+    if values[index - 1] >= values[index] {
+      increasing = false
+      break
+    }
+    index += 1
+  }
+  if increasing { return [Bool](repeating: true, count: count) }
+
+  // Patience sorting: tails[l] is the index of the smallest tail of an increasing run of
+  // length l + 1; predecessors rebuild the run.
+  var tails = [Int]()
+  var predecessor = [Int](repeating: -1, count: count)
+  for position in 0..<count {
+    let value = values[position]
+    var low = 0
+    var high = tails.count
+    while low < high {
+      let middle = (low + high) >> 1
+      if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+    }
+    if low > 0 { predecessor[position] = tails[low - 1] }
+    if low == tails.count { tails.append(position) } else { tails[low] = position }
+  }
+  var mask = [Bool](repeating: false, count: count)
+  var cursor = tails.last ?? -1
+  while cursor >= 0 {
+    mask[cursor] = true
+    cursor = predecessor[cursor]
+  }
+  return mask
+}
+
+/// Builds the changeset of a diff once sections are paired and item keys symbolized; see
+/// ``Changeset/diff(from:to:sectionKey:itemKey:isEqual:metadataIsEqual:)``.
+@usableFromInline
+struct Differ<Metadata, Item> {
+  @usableFromInline
+  typealias Section = Observable2DArraySection<Metadata, Item>
+
+  @usableFromInline
+  let old: [Section]
+  @usableFromInline
+  let new: [Section]
+  @usableFromInline
+  let pairs: SectionPairs
+  /// The symbolized item keys, or `nil` to match items by their ids.
+  @usableFromInline
+  let symbols: ItemSymbols?
+  @usableFromInline
+  let isEqual: (Item, Item) -> Bool
+  @usableFromInline
+  let metadataIsEqual: (Metadata, Metadata) -> Bool
+  /// The id an inserted section or item gets from the id it has in `new`; `nil` keeps it.
+  @usableFromInline
+  let assignID: ((Int64) -> Int64)?
+  /// When set, the items whose values changed, by id, instead of comparing values.
+  @usableFromInline
+  let changedItemIDs: Set<Int64>?
+  /// When set, the sections whose metadata changed, by id, instead of comparing metadata.
+  @usableFromInline
+  let changedSectionIDs: Set<Int64>?
+
+  @usableFromInline
+  var result = Changeset<Metadata, Item>()
+
+  @inlinable
+  init(
+    old: [Observable2DArraySection<Metadata, Item>],
+    new: [Observable2DArraySection<Metadata, Item>],
+    pairs: SectionPairs, symbols: ItemSymbols?, isEqual: @escaping (Item, Item) -> Bool,
+    metadataIsEqual: @escaping (Metadata, Metadata) -> Bool,
+    assignID: ((Int64) -> Int64)? = nil,
+    changedItemIDs: Set<Int64>? = nil,
+    changedSectionIDs: Set<Int64>? = nil
+  ) {
+    self.old = old
+    self.new = new
+    self.pairs = pairs
+    self.symbols = symbols
+    self.isEqual = isEqual
+    self.metadataIsEqual = metadataIsEqual
+    self.assignID = assignID
+    self.changedItemIDs = changedItemIDs
+    self.changedSectionIDs = changedSectionIDs
+  }
+
+  @inlinable
+  consuming func run() -> Changeset<Metadata, Item> {
+    diffSections()
+    diffItems()
+    return result
+  }
+
+  @inlinable
+  func assigned(_ id: Int64) -> Int64 {
+    assignID?(id) ?? id
+  }
+
+  @inlinable
+  mutating func diffSections() {
+    for index in old.indices where pairs.oldToNew[index] < 0 {
+      result.deletedSections.append(.init(index: index, id: old[index].id))
+    }
+    var pairedOld = [Int]()
+    var pairedNew = [Int]()
+    for index in new.indices {
+      let oldIndex = pairs.newToOld[index]
+      if oldIndex < 0 {
+        let section = new[index]
+        result.insertedSections.append(
+          .init(
+            index: index, id: assigned(section.id), metadata: section.metadata,
+            items: itemsWithAssignedIDs(section.items)))
+      } else {
+        pairedOld.append(oldIndex)
+        pairedNew.append(index)
+      }
+    }
+    let stays = longestIncreasingSubsequenceMask(pairedOld)
+    for position in pairedOld.indices {
+      let oldIndex = pairedOld[position]
+      let newIndex = pairedNew[position]
+      let before = old[oldIndex]
+      let after = new[newIndex].metadata
+      if !stays[position] {
+        result.movedSections.append(
+          .init(from: oldIndex, to: newIndex, id: before.id, metadata: after))
+      } else if changedSectionIDs?.contains(before.id) ?? !metadataIsEqual(before.metadata, after) {
+        result.updatedSections.append(.init(index: oldIndex, id: before.id, metadata: after))
+      }
+    }
+    result.updatedSections.sort { $0.index < $1.index }
+  }
+
+  @inlinable
+  func itemsWithAssignedIDs(_ items: ItemList<Item>) -> ItemList<Item> {
+    guard let assignID, items.ids.contains(where: { assignID($0) != $0 }) else { return items }
+    return ItemList(entries: items.entries.lazy.map { (id: assignID($0.id), value: $0.value) })
+  }
+
+  /// The section index of each item of the paired sections of one side, flattened.
+  @inlinable
+  func sectionOfFlatItems(_ sections: [Section], sides: [Int]) -> [Int32] {
+    var result = [Int32]()
+    result.reserveCapacity(pairs.pairedItemCount(of: sections, sides: sides))
+    for index in sections.indices where sides[index] >= 0 {
+      result.append(
+        contentsOf: repeatElement(
+          Int32(truncatingIfNeeded: index), count: sections[index].items.count))
+    }
+    return result
+  }
+
+  @inlinable
+  mutating func diffItems() {
+    // Flatten both sides' paired sections: the ids in bulk, and where each section starts.
+    var oldBase = [Int](repeating: 0, count: old.count)
+    var oldIDs = [Int64]()
+    oldIDs.reserveCapacity(pairs.pairedItemCount(of: old, sides: pairs.oldToNew))
+    for index in old.indices where pairs.oldToNew[index] >= 0 {
+      oldBase[index] = oldIDs.count
+      old[index].items.appendIDs(to: &oldIDs)
+    }
+    var newBase = [Int](repeating: 0, count: new.count)
+    var newIDs = [Int64]()
+    newIDs.reserveCapacity(pairs.pairedItemCount(of: new, sides: pairs.newToOld))
+    for index in new.indices where pairs.newToOld[index] >= 0 {
+      newBase[index] = newIDs.count
+      new[index].items.appendIDs(to: &newIDs)
+    }
+    let oldSection = sectionOfFlatItems(old, sides: pairs.oldToNew)
+    let newSection = sectionOfFlatItems(new, sides: pairs.newToOld)
+    let newMatch: [Int32]
+    if let symbols {
+      newMatch = matchItems(symbols, oldSection: oldSection, newSection: newSection)
+    } else if let unique = matchUniqueIDs(old: oldIDs, new: newIDs) {
+      newMatch = unique
+    } else {
+      newMatch = matchItems(
+        ItemSymbols(oldKeys: oldIDs, newKeys: newIDs, noKey: 0), oldSection: oldSection,
+        newSection: newSection)
+    }
+    var oldMatched = [Bool](repeating: false, count: oldIDs.count)
+
+    // Walk the new items to list insertions and cross-section moves, and, per section, keep
+    // the items that stay in it for the longest increasing subsequence.
+    var stayingOldRows = [Int]()
+    var stayingNewRows = [Int]()
+    var stayingChanged = [Bool]()
+    var stayingMatch = [Int]()
+    for newIndex in new.indices {
+      let pairedOld = pairs.newToOld[newIndex]
+      guard pairedOld >= 0 else { continue }
+      stayingOldRows.removeAll(keepingCapacity: true)
+      stayingNewRows.removeAll(keepingCapacity: true)
+      stayingChanged.removeAll(keepingCapacity: true)
+      stayingMatch.removeAll(keepingCapacity: true)
+      let base = newBase[newIndex]
+      let newItems = new[newIndex].items
+      var row = 0
+      for value in newItems {
+        defer { row += 1 }
+        let position = base + row
+        let match = Int(newMatch[position])
+        guard match >= 0 else {
+          result.insertedItems.append(
+            .init(
+              at: IndexPath(row: row, section: newIndex), id: assigned(newIDs[position]),
+              value: value))
+          continue
+        }
+        oldMatched[match] = true
+        let fromSection = Int(oldSection[match])
+        let fromRow = match - oldBase[fromSection]
+        if fromSection != pairedOld {
+          result.movedItems.append(
+            .init(
+              from: IndexPath(row: fromRow, section: fromSection),
+              to: IndexPath(row: row, section: newIndex), id: oldIDs[match], value: value))
+        } else {
+          stayingOldRows.append(fromRow)
+          stayingNewRows.append(row)
+          if let changedItemIDs {
+            stayingChanged.append(changedItemIDs.contains(oldIDs[match]))
+          } else {
+            stayingChanged.append(!isEqual(old[pairedOld].items[fromRow], value))
+          }
+          stayingMatch.append(match)
+        }
+      }
+      let stays = longestIncreasingSubsequenceMask(stayingOldRows)
+      for index in stays.indices where !stays[index] || stayingChanged[index] {
+        let match = stayingMatch[index]
+        let from = IndexPath(row: stayingOldRows[index], section: pairedOld)
+        let value = newItems[stayingNewRows[index]]
+        if stays[index] {
+          result.updatedItems.append(.init(at: from, id: oldIDs[match], value: value))
+        } else {
+          result.movedItems.append(
+            .init(
+              from: from, to: IndexPath(row: stayingNewRows[index], section: newIndex),
+              id: oldIDs[match], value: value))
+        }
+      }
+    }
+
+    // Unmatched old items are deletions.
+    for position in oldIDs.indices where !oldMatched[position] {
+      let section = Int(oldSection[position])
+      result.deletedItems.append(
+        .init(
+          at: IndexPath(row: position - oldBase[section], section: section), id: oldIDs[position]))
+    }
+    result.movedItems.sort { ($0.to[0], $0.to[1]) < ($1.to[0], $1.to[1]) }
+    result.updatedItems.sort { ($0.at[0], $0.at[1]) < ($1.at[0], $1.at[1]) }
+  }
+}

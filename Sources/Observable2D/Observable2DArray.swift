@@ -1,0 +1,293 @@
+public import FoundationEssentials
+public import ReactiveCore
+import Synchronization
+
+/// A read-only, observable 2D array: sections of items that a table view can bind to.
+///
+/// Subscribers receive an ``Observable2DArrayEvent`` for every change: the ``Changeset`` and
+/// the new state. ``MutableObservable2DArray`` adds the mutations.
+///
+/// ```swift
+/// typealias SectionMetadata = (header: String, footer: String)
+/// let array = MutableObservable2DArray([
+///   Observable2DArraySection<SectionMetadata, String>(
+///     metadata: (header: "Cities", footer: "That's it"), items: ["Paris", "Berlin"])
+/// ])
+/// array.observeNext { event in print(event.changeset) }.disposed(by: bag)
+/// try array.appendItem("Copenhagen", toSection: 0)
+/// ```
+///
+/// ## Threading
+///
+/// The array is thread-safe: its state sits behind a lock, and reads (``sections``,
+/// subscripts) may happen on any thread at any time. Mutations are serialized, each one
+/// atomic. Events are delivered one at a time, never concurrently, in the order of the
+/// mutations that produced them, on the thread of a mutating call: if another thread is
+/// delivering when a mutation finishes, or an observer mutates the array from inside its
+/// callback, the event is queued and delivered by the delivering thread right after the current
+/// one. So a mutating call may return before its event was delivered, and an observer that
+/// mutates sees its own event after it returns. No lock is held while an observer runs. A
+/// subscription starts with the state that includes every event delivered before it, and then
+/// receives every later event (no gap, no duplicate).
+public class Observable2DArray<Metadata, Item>: ObservableType {
+  /// The section type.
+  public typealias Section = Observable2DArraySection<Metadata, Item>
+  /// The event type.
+  public typealias Event = Observable2DArrayEvent<Metadata, Item>
+  /// The element type of the observable: one event per change.
+  public typealias Element = Observable2DArrayEvent<Metadata, Item>
+
+  let state: Mutex<ArrayState<Metadata, Item>>
+  let subject = PublishSubject<Observable2DArrayEvent<Metadata, Item>>()
+
+  /// Creates an array with `sections`; sections and items with id `0` get fresh ids.
+  ///
+  /// - Parameter sections: The initial sections.
+  /// - Complexity: O(*n*) for *n* items.
+  public init(_ sections: [Section] = []) {
+    var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: 1)
+    editor.adopt(sections)
+    state = Mutex(ArrayState(sections: editor.sections, nextID: editor.nextID))
+  }
+
+  /// Creates an array holding `sections` exactly as given, ids included (a snapshot).
+  init(snapshot sections: [Section]) {
+    state = Mutex(ArrayState(sections: sections, nextID: 1))
+  }
+
+  /// The current sections, with their ids.
+  ///
+  /// This is the latest state, which may be ahead of the events delivered so far.
+  ///
+  /// - Complexity: O(1) (a copy-on-write snapshot).
+  public var sections: [Section] {
+    state.withLock { $0.sections }
+  }
+
+  /// The number of sections.
+  public var numberOfSections: Int {
+    state.withLock { $0.sections.count }
+  }
+
+  /// The number of items in a section.
+  ///
+  /// - Parameter section: A valid section index (it traps otherwise, like an array).
+  /// - Returns: The number of items.
+  public func numberOfItems(inSection section: Int) -> Int {
+    state.withLock { state in
+      precondition(
+        section >= 0 && section < state.sections.count,
+        "Observable2DArray: section \(section) is out of range 0..<\(state.sections.count)")
+      return state.sections[section].items.count
+    }
+  }
+
+  /// The item at an index path.
+  ///
+  /// It traps on an invalid index path, like an array subscript; use ``item(at:)`` to get an
+  /// error instead.
+  ///
+  /// - Parameter indexPath: A valid `[section, item]` index path.
+  /// - Complexity: O(log *c*) for an item list of *c* chunks.
+  public subscript(indexPath: IndexPath) -> Item {
+    do {
+      return try item(at: indexPath)
+    } catch {
+      preconditionFailure("Observable2DArray: \(error)")
+    }
+  }
+
+  /// The section at an index.
+  ///
+  /// It traps on an invalid index, like an array subscript; use ``section(at:)`` to get an
+  /// error instead.
+  ///
+  /// - Parameter section: A valid section index.
+  public subscript(section: Int) -> Section {
+    do {
+      return try self.section(at: section)
+    } catch {
+      preconditionFailure("Observable2DArray: \(error)")
+    }
+  }
+
+  /// The item at an index path.
+  ///
+  /// - Parameter indexPath: A `[section, item]` index path.
+  /// - Returns: The item.
+  /// - Throws: ``Observable2DArrayError`` when the index path is malformed or out of range.
+  /// - Complexity: O(log *c*) for an item list of *c* chunks.
+  public func item(at indexPath: IndexPath) throws(Observable2DArrayError) -> Item {
+    let sections = self.sections
+    let (section, row) = try Observable2DArrayEditor.check(indexPath, in: sections)
+    return sections[section].items[row]
+  }
+
+  /// The section at an index.
+  ///
+  /// - Parameter index: A section index.
+  /// - Returns: The section.
+  /// - Throws: ``Observable2DArrayError/sectionOutOfRange(section:validRange:)``.
+  public func section(at index: Int) throws(Observable2DArrayError) -> Section {
+    let sections = self.sections
+    guard index >= 0 && index < sections.count else {
+      throw .sectionOutOfRange(section: index, validRange: 0..<sections.count)
+    }
+    return sections[index]
+  }
+
+  // MARK: Observing
+
+  /// Subscribes to the events of the changes made from now on.
+  ///
+  /// - Parameter observer: The observer.
+  /// - Returns: The subscription; disposing it stops delivery.
+  public func subscribe(_ observer: Observer<Event>) -> any Disposable {
+    subscribe(initial: nil, observer: observer)
+  }
+
+  /// Returns the events as an ``Observable``.
+  ///
+  /// - Returns: An observable of the events of the changes made after subscribing.
+  public func asObservable() -> Observable<Event> {
+    Observable { observer in self.subscribe(observer) }
+  }
+
+  /// The events of the changes, as an observable.
+  public var events: Observable<Event> { asObservable() }
+
+  /// Subscribes with the current state first, then every later event, with neither gap nor
+  /// duplicate: `initial` receives the state that includes every event delivered before the
+  /// subscription, and `onNext` every event after it.
+  ///
+  /// Both closures are called on the delivering thread (see the type's threading notes), the
+  /// initial one before any event; when no other thread is delivering, `initial` runs before
+  /// this method returns.
+  ///
+  /// - Parameters:
+  ///   - initial: Receives the starting state.
+  ///   - onNext: Receives every later event.
+  /// - Returns: The subscription; disposing it stops delivery.
+  public func subscribe(
+    initial: @escaping ([Section]) -> Void, onNext: @escaping (Event) -> Void
+  ) -> any Disposable {
+    subscribe(initial: initial, observer: Observer { if let event = $0.element { onNext(event) } })
+  }
+
+  private func subscribe(initial: (([Section]) -> Void)?, observer: Observer<Event>)
+    -> any Disposable
+  {
+    let subscription = PendingSubscription()
+    let request = SubscribeRequest(initial: initial, observer: observer, subscription: subscription)
+    state.withLock { state in
+      state.pending.append(.subscribe(request, snapshot: state.sections))
+    }
+    deliverPending()
+    return subscription
+  }
+
+  // MARK: Delivery
+
+  /// Queues the event of a change; call with the lock held, then `deliverPending()` after.
+  static func enqueue(
+    _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>
+  ) {
+    guard !changeset.isEmpty else { return }
+    state.pending.append(.event(Event(changeset: changeset, sections: state.sections)))
+  }
+
+  /// Delivers the queued events and subscriptions in order, unless another call is already
+  /// doing so (on another thread, or further up this thread's stack), in which case that call
+  /// delivers them.
+  func deliverPending() {
+    let owner = state.withLock { state -> Bool in
+      guard !state.delivering else { return false }
+      state.delivering = true
+      return true
+    }
+    guard owner else { return }
+    while true {
+      let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in
+        let batch = state.pending
+        state.pending = []
+        if batch.isEmpty { state.delivering = false }
+        return batch
+      }
+      if batch.isEmpty { return }
+      for operation in batch {
+        switch operation {
+        case .event(let event):
+          subject.onNext(event)
+        case .subscribe(let request, let snapshot):
+          guard !request.subscription.isDisposed else { continue }
+          request.initial?(snapshot)
+          request.subscription.attach(subject.subscribe(request.observer))
+        }
+      }
+    }
+  }
+}
+
+// Every stored property is either immutable, behind the `state` mutex, or a thread-safe
+// subject, so instances may be shared across threads when their elements may.
+extension Observable2DArray: @unchecked Sendable where Metadata: Sendable, Item: Sendable {}
+
+/// The lock-protected state of an observable 2D array.
+///
+/// `@unchecked Sendable` because it is only read or written inside its mutex; the values that
+/// leave the lock are copy-on-write snapshots.
+struct ArrayState<Metadata, Item>: @unchecked Sendable {
+  var sections: [Observable2DArraySection<Metadata, Item>]
+  /// The next fresh id for a section or item.
+  var nextID: Int64
+  /// Events and subscriptions waiting to be delivered, in order.
+  var pending: [PendingOperation<Metadata, Item>] = []
+  /// Whether some call is delivering `pending`.
+  var delivering = false
+}
+
+/// Something waiting to be delivered to the array's observers.
+enum PendingOperation<Metadata, Item> {
+  case event(Observable2DArrayEvent<Metadata, Item>)
+  /// A subscription to start, with the state it starts from.
+  case subscribe(
+    SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>])
+}
+
+struct SubscribeRequest<Metadata, Item> {
+  let initial: (([Observable2DArraySection<Metadata, Item>]) -> Void)?
+  let observer: Observer<Observable2DArrayEvent<Metadata, Item>>
+  let subscription: PendingSubscription
+}
+
+/// The disposable of a subscription that may start later, when its turn comes.
+final class PendingSubscription: Disposable {
+  private struct Slot {
+    var disposed = false
+    var inner: (any Disposable)?
+  }
+
+  private let slot = Mutex(Slot())
+
+  /// Hands over the started subscription, or disposes it when this one was disposed already.
+  func attach(_ inner: any Disposable) {
+    let disposed = slot.withLock { slot -> Bool in
+      if !slot.disposed { slot.inner = inner }
+      return slot.disposed
+    }
+    if disposed { inner.dispose() }
+  }
+
+  func dispose() {
+    let inner = slot.withLock { slot -> (any Disposable)? in
+      slot.disposed = true
+      defer { slot.inner = nil }
+      return slot.inner
+    }
+    inner?.dispose()
+  }
+
+  var isDisposed: Bool {
+    slot.withLock { $0.disposed }
+  }
+}
