@@ -16,6 +16,8 @@ protocol FeedObserver: AnyObject, Sendable {
   var seq: Int64 { get }
   /// Whether anyone still listens; the feed forgets observers that do not.
   var isAlive: Bool { get }
+  /// Whether it must read even when the log has nothing new (to recover).
+  var needsRead: Bool { get }
   /// Reads what the entries after ``seq`` did (up to `lastSeq`), inside the feed's
   /// read transaction; `horizon` is how far the log was pruned.
   func prepare(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
@@ -45,6 +47,10 @@ final class ChangeFeed: Sendable {
   private nonisolated(unsafe) var readerSeq: Int64 = -1
   private nonisolated(unsafe) var readerUpdated = ContinuousClock.now
 
+  /// The rows the last refresh that found new log entries read from the database,
+  /// for tests and benchmarks.
+  let lastRefreshRowsRead = Atomic<Int>(0)
+
   private let drainLock = Mutex<Void>(())
   /// The thread running a refresh, so a nested request can be recognised.
   private let drainingThread = Atomic<UInt>(0)
@@ -55,7 +61,8 @@ final class ChangeFeed: Sendable {
   init(path: String, busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) {
     self.path = path
     do {
-      connection = try Connection(path: path, mode: readOnly ? .readOnly : .readWrite, busyTimeout: busyTimeout)
+      connection = try Connection(
+        path: path, mode: readOnly ? .readOnly : .readWrite, busyTimeout: busyTimeout)
     } catch {
       throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
     }
@@ -73,6 +80,11 @@ final class ChangeFeed: Sendable {
     try exclusively {
       try connection.transaction(.deferred) { try body(connection) }
     }
+  }
+
+  /// Records, for pruning in every process, that an observer starts reading at `seq`.
+  func noteReader(at seq: Int64) {
+    try? exclusively { updateReader(seq: min(seq, readerSeq < 0 ? seq : readerSeq), force: true) }
   }
 
   /// Adds an observer (created by `make` at a consistent snapshot) and starts
@@ -113,10 +125,15 @@ final class ChangeFeed: Sendable {
   private func exclusively<Result>(_ body: () throws -> Result) throws -> Result {
     let me = currentThreadID()
     if drainingThread.load(ordering: .acquiring) == me { return try body() }
-    return try drainLock.withLock { _ in
+    var outcome: Swift.Result<Result, any Error>?
+    drainLock.withLock { _ in
       drainingThread.store(me, ordering: .releasing)
       defer { drainingThread.store(0, ordering: .releasing) }
-      return try body()
+      outcome = Swift.Result { try body() }
+    }
+    switch outcome {
+    case .some(let outcome): return try outcome.get()
+    case .none: throw NeedsReload(reason: "the feed's lock body did not run")
     }
   }
 
@@ -127,6 +144,7 @@ final class ChangeFeed: Sendable {
       live = Array(observers.values)
     }
     guard !live.isEmpty else { return }
+    let rowsBefore = connection.rowsRead
     do {
       let version = try connection.dataVersion()
       if !force && version == lastDataVersion { return }
@@ -134,13 +152,15 @@ final class ChangeFeed: Sendable {
       try connection.transaction(.deferred) {
         let lastSeq = try ChangeLog.lastSeq(db: connection)
         let first = live.map(\.seq).min() ?? lastSeq
-        guard first < lastSeq else { return }
+        guard first < lastSeq || live.contains(where: \.needsRead) else { return }
         let horizon = try ChangeLog.horizon(db: connection)
         let entries = try ChangeLog.entries(after: max(first, horizon), db: connection)
-        for observer in live where observer.seq < lastSeq {
+        for observer in live where observer.seq < lastSeq || observer.needsRead {
           let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
-          observer.prepare(entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: connection)
+          observer.prepare(
+            entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: connection)
         }
+        lastRefreshRowsRead.store(connection.rowsRead - rowsBefore, ordering: .relaxed)
       }
     } catch {
       // The database could not be read now (e.g. locked past the timeout); the next
@@ -148,14 +168,18 @@ final class ChangeFeed: Sendable {
       return
     }
     for observer in live { observer.deliver() }
+    if live.contains(where: \.needsRead) { refreshRequested.store(true, ordering: .releasing) }
     updateReader(seq: live.map(\.seq).min() ?? 0)
   }
 
   /// Tells other processes' pruning how far this process's observers have read,
   /// at most once a second (it is a write).
-  private func updateReader(seq: Int64) {
+  private func updateReader(seq: Int64, force: Bool = false) {
     let now = ContinuousClock.now
-    guard seq != readerSeq, readerID == nil || now - readerUpdated > .seconds(1) else { return }
+    guard force || (seq != readerSeq && (readerID == nil || now - readerUpdated > .seconds(1)))
+    else {
+      return
+    }
     do {
       try connection.transaction(.immediate) {
         if let readerID {

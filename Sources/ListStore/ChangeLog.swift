@@ -10,8 +10,16 @@ import SQLiteKit
 /// One row of the `changes` table: a row of `lists`, `sections` or `items` that a
 /// committed transaction inserted, updated or deleted.
 struct ChangeLogEntry: Sendable, Equatable {
-  enum Kind: Int64, Sendable { case list = 0, section = 1, item = 2 }
-  enum Operation: Int64, Sendable { case insert = 1, update = 2, delete = 3 }
+  enum Kind: Int64, Sendable {
+    case list = 0
+    case section = 1
+    case item = 2
+  }
+  enum Operation: Int64, Sendable {
+    case insert = 1
+    case update = 2
+    case delete = 3
+  }
 
   var seq: Int64
   /// The list the row belongs to after the change (`nil` after a delete).
@@ -54,8 +62,10 @@ enum ChangeLog {
       else { return }  // Written by something newer than us: not ours to read.
       entries.append(
         ChangeLogEntry(
-          seq: row.int64(at: 0), listID: row.optionalInt64(at: 1), oldListID: row.optionalInt64(at: 2),
-          kind: kind, operation: operation, rowID: row.int64(at: 5), oldParent: row.optionalInt64(at: 6),
+          seq: row.int64(at: 0), listID: row.optionalInt64(at: 1),
+          oldListID: row.optionalInt64(at: 2),
+          kind: kind, operation: operation, rowID: row.int64(at: 5),
+          oldParent: row.optionalInt64(at: 6),
           oldPosition: row.optionalString(at: 7), changed: row.int64(at: 8) != 0))
     }
     return entries
@@ -74,16 +84,20 @@ enum ChangeLog {
   /// Registers a reader (one per observing process) at `seq`; returns its id.
   static func registerReader(at seq: Int64, db: Connection) throws -> Int64 {
     try db.run(
-      "INSERT INTO change_log_readers(pid, seq, heartbeat) VALUES (?, ?, ?)", Int64(getpid()), seq, now())
+      "INSERT INTO change_log_readers(pid, seq, heartbeat) VALUES (?, ?, ?)", Int64(getpid()), seq,
+      now())
     return db.lastInsertRowID
   }
 
   /// Records that reader `id` has read through `seq` and is alive.
   static func updateReader(_ id: Int64, seq: Int64, db: Connection) throws {
-    if try db.run("UPDATE change_log_readers SET seq = ?, heartbeat = ? WHERE id = ?", seq, now(), id) == 0 {
+    if try db.run(
+      "UPDATE change_log_readers SET seq = ?, heartbeat = ? WHERE id = ?", seq, now(), id) == 0
+    {
       // Removed as stale while this process was suspended: come back.
       try db.run(
-        "INSERT INTO change_log_readers(id, pid, seq, heartbeat) VALUES (?, ?, ?, ?)", id, Int64(getpid()),
+        "INSERT INTO change_log_readers(id, pid, seq, heartbeat) VALUES (?, ?, ?, ?)", id,
+        Int64(getpid()),
         seq, now())
     }
   }

@@ -21,7 +21,10 @@ final class DatabaseWatcher: Sendable {
   ///   - path: The database file.
   ///   - fallbackInterval: How often to call `onChange` anyway.
   ///   - onChange: Called on a private serial queue.
-  init(path: String, fallbackInterval: Duration = .milliseconds(250), onChange: @escaping @Sendable () -> Void) {
+  init(
+    path: String, fallbackInterval: Duration = .milliseconds(250),
+    onChange: @escaping @Sendable () -> Void
+  ) {
     let queue = DispatchQueue(label: "liststore.watcher")
     self.queue = queue
     var sources: [any DispatchSourceProtocol] = []
@@ -46,9 +49,11 @@ final class DatabaseWatcher: Sendable {
     #endif
 
     let timer = DispatchSource.makeTimerSource(queue: queue)
-    let nanoseconds = Int(fallbackInterval.components.seconds) * 1_000_000_000
+    let nanoseconds =
+      Int(fallbackInterval.components.seconds) * 1_000_000_000
       + Int(fallbackInterval.components.attoseconds / 1_000_000_000)
-    timer.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+    timer.schedule(
+      deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
     timer.setEventHandler(handler: onChange)
     timer.resume()
     sources.append(timer)

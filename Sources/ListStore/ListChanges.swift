@@ -113,12 +113,15 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       guard let touch = itemTouches[id] else { continue }
       var oldPlace: (section: Int64, index: Int)?
       if let old = touch.old, !deletedSections.contains(old.parent) {
-        guard let list = mirror.items[old.parent], let index = ListMirror.index(of: id, key: old.key, in: list)
+        guard let list = mirror.items[old.parent],
+          let index = ListMirror.index(of: id, key: old.key, in: list)
         else { throw NeedsReload(reason: "item \(id) is not where the log says it was") }
         oldPlace = (old.parent, index)
       }
       var current = try currentItem(id)
-      if let section = current?.parent, newSections.contains(section) || mirror.items[section] == nil {
+      if let section = current?.parent,
+        newSections.contains(section) || mirror.items[section] == nil
+      {
         current = nil  // In an inserted section (comes with it) or not in this list.
       }
       switch (oldPlace, current) {
@@ -134,7 +137,8 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
         } else if current.json.hashValue != slot?.hash {
           changeset.updatedItems.append(
             .init(
-              at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]), id: id,
+              at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]),
+              id: id,
               value: try decode(Item.self, current.json)))
           mirror.items[place.section]?[place.index].hash = current.json.hashValue
         }
@@ -167,7 +171,9 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       _ = mirror.items[removal.section]?.removeEntry(at: removal.index)
     }
     for id in deletedSections.union(movedSections.map(\.id)) {
-      if let index = mirror.sections.ids.firstIndex(of: id) { _ = mirror.sections.removeEntry(at: index) }
+      if let index = mirror.sections.ids.firstIndex(of: id) {
+        _ = mirror.sections.removeEntry(at: index)
+      }
       if deletedSections.contains(id) { mirror.items[id] = nil }
     }
     var insertedItems: [Int64: ItemList<Item>] = [:]
@@ -198,7 +204,9 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     var newSectionIndex: [Int64: Int] = [:]
     for (index, id) in mirror.sections.ids.enumerated() { newSectionIndex[id] = index }
     func newIndex(of section: Int64) throws -> Int {
-      guard let index = newSectionIndex[section] else { throw NeedsReload(reason: "section \(section) lost") }
+      guard let index = newSectionIndex[section] else {
+        throw NeedsReload(reason: "section \(section) lost")
+      }
       return index
     }
     for (id, current) in insertedSections {
@@ -210,7 +218,9 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     for (id, current) in movedSections {
       guard let from = sectionMovedFrom[id] else { continue }
       changeset.movedSections.append(
-        .init(from: from, to: try newIndex(of: id), id: id, metadata: try decode(Metadata.self, current.json)))
+        .init(
+          from: from, to: try newIndex(of: id), id: id,
+          metadata: try decode(Metadata.self, current.json)))
     }
     for addition in additions {
       let section = addition.current.parent
@@ -231,7 +241,8 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
   // MARK: - Reading rows
 
   private func currentSection(_ id: Int64) throws -> Current? {
-    let statement = try db.cachedStatement("SELECT list_id, position, metadata FROM sections WHERE id = ?")
+    let statement = try db.cachedStatement(
+      "SELECT list_id, position, metadata FROM sections WHERE id = ?")
     try statement.bind(id, at: 1)
     defer { statement.reset() }
     guard try statement.step(), statement.int64(at: 0) == listID else { return nil }
@@ -239,11 +250,13 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
   }
 
   private func currentItem(_ id: Int64) throws -> Current? {
-    let statement = try db.cachedStatement("SELECT section_id, position, value FROM items WHERE id = ?")
+    let statement = try db.cachedStatement(
+      "SELECT section_id, position, value FROM items WHERE id = ?")
     try statement.bind(id, at: 1)
     defer { statement.reset() }
     guard try statement.step() else { return nil }
-    return Current(parent: statement.int64(at: 0), key: statement.string(at: 1), json: statement.string(at: 2))
+    return Current(
+      parent: statement.int64(at: 0), key: statement.string(at: 1), json: statement.string(at: 2))
   }
 
   private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<Item>) {
@@ -254,7 +267,8 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     var values = ItemList<Item>()
     try statement.forEachRow { row in
       let json = row.string(at: 2)
-      slots.append(ListMirror.Slot(key: row.string(at: 1), hash: json.hashValue), id: row.int64(at: 0))
+      slots.append(
+        ListMirror.Slot(key: row.string(at: 1), hash: json.hashValue), id: row.int64(at: 0))
       values.append(try decode(Item.self, json), id: row.int64(at: 0))
     }
     return (slots, values)

@@ -21,10 +21,13 @@ struct ListMirror {
   /// The mirror of stored rows, and the decoded sections the array starts from.
   init(_ stored: [StoredSection]) {
     for section in stored {
-      sections.append(Slot(key: section.row.position, hash: section.row.json.hashValue), id: section.row.id)
+      sections.append(
+        Slot(key: section.row.position, hash: section.row.json.hashValue), id: section.row.id)
       var slots = ItemList<Slot>()
       slots.reserveCapacity(section.items.count)
-      for item in section.items { slots.append(Slot(key: item.position, hash: item.json.hashValue), id: item.id) }
+      for item in section.items {
+        slots.append(Slot(key: item.position, hash: item.json.hashValue), id: item.id)
+      }
       items[section.row.id] = slots
     }
   }

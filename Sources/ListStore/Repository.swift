@@ -29,6 +29,10 @@ public final class Repository: Sendable {
   private let lock = Mutex<Void>(())
   /// Touched only inside `lock.withLock`, which makes the repository `Sendable`.
   private nonisolated(unsafe) let connection: Connection
+  /// The change feed, made by the first observation.
+  private let feedStorage = Mutex<ChangeFeed?>(nil)
+  /// Writes since the change log was last pruned.
+  private let writesSincePruning = Atomic<Int>(0)
 
   /// Opens the database at `path`, creating the file and its folders when missing
   /// and migrating it to the current schema.
@@ -83,18 +87,62 @@ public final class Repository: Sendable {
     }
   }
 
-  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws;
+  /// after the commit, observers in this process are brought up to date.
   func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
     -> Result
   {
+    let result: Result
     do {
-      return try lock.withLock { _ throws -> Result in
+      result = try lock.withLock { _ throws -> Result in
         if isReadOnly { throw ListStoreError.readOnly(path: path) }
-        return try connection.transaction(.immediate) { try body(connection) }
+        let result = try connection.transaction(.immediate) { try body(connection) }
+        if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
+          writesSincePruning.store(0, ordering: .relaxed)
+          // Best effort: a failure here must not fail the write that just committed.
+          try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
+        }
+        return result
       }
     } catch {
       throw mapped(error)
     }
+    feedStorage.withLock { $0 }?.refresh()
+    return result
+  }
+
+  /// How many writes may pass between two prunings of the change log.
+  static let writesBetweenPruning = 1000
+
+  /// The change feed, made on first use.
+  func changeFeed() throws(ListStoreError) -> ChangeFeed {
+    try feedStorage.withLock { feed throws(ListStoreError) -> ChangeFeed in
+      if let feed { return feed }
+      let made = try ChangeFeed(path: path, busyTimeout: busyTimeout, readOnly: isReadOnly)
+      feed = made
+      return made
+    }
+  }
+
+  /// Brings every observer of this repository up to date with everything committed
+  /// so far, by this process or any other, before returning.
+  ///
+  /// Writes through this repository do this themselves; call it to see another
+  /// process's commit at once instead of within the watcher's few milliseconds.
+  public func synchronizeObservers() {
+    feedStorage.withLock { $0 }?.refresh()
+  }
+
+  /// How many rows the change feed's last refresh read from the database.
+  package var lastFeedRefreshRowsRead: Int {
+    feedStorage.withLock { $0 }?.lastRefreshRowsRead.load(ordering: .relaxed) ?? 0
+  }
+
+  /// Prunes the change log now: deletes the entries every live observer (in any
+  /// process) has read.
+  /// - Throws: ``ListStoreError`` when the database cannot be written.
+  public func pruneChangeLog() throws(ListStoreError) {
+    try write { db in try ChangeLog.prune(db: db) }
   }
 
   /// SQLite's count of rows changed through this repository's connection since it

@@ -119,11 +119,13 @@ extension Rendering {
       guard !objects.isEmpty else { return }
       fields.append("\"\(name)\":[" + objects.joined(separator: ",") + "]")
     }
-    add("deletedSections", changes.deletedSections.map { "{\"index\":\($0.index),\"id\":\($0.id)}" })
+    add(
+      "deletedSections", changes.deletedSections.map { "{\"index\":\($0.index),\"id\":\($0.id)}" })
     add(
       "insertedSections",
       changes.insertedSections.map { section in
-        "{\"index\":\(section.index)," + sectionFields(id: section.id, metadata: section.metadata.text)
+        "{\"index\":\(section.index),"
+          + sectionFields(id: section.id, metadata: section.metadata.text)
           + ",\"items\":["
           + section.items.entries.map { "{\"id\":\($0.id),\"value\":" + value($0.value) + "}" }
           .joined(separator: ",") + "]}"
@@ -131,7 +133,8 @@ extension Rendering {
     add(
       "movedSections",
       changes.movedSections.map {
-        "{\"from\":\($0.from),\"to\":\($0.to)," + sectionFields(id: $0.id, metadata: $0.metadata.text) + "}"
+        "{\"from\":\($0.from),\"to\":\($0.to),"
+          + sectionFields(id: $0.id, metadata: $0.metadata.text) + "}"
       })
     add(
       "updatedSections",
@@ -141,15 +144,20 @@ extension Rendering {
     add("deletedItems", changes.deletedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id)}" })
     add(
       "insertedItems",
-      changes.insertedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}" })
+      changes.insertedItems.map {
+        "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}"
+      })
     add(
       "movedItems",
       changes.movedItems.map {
-        "{\"from\":\(path($0.from)),\"to\":\(path($0.to)),\"id\":\($0.id),\"value\":" + value($0.value) + "}"
+        "{\"from\":\(path($0.from)),\"to\":\(path($0.to)),\"id\":\($0.id),\"value\":"
+          + value($0.value) + "}"
       })
     add(
       "updatedItems",
-      changes.updatedItems.map { "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}" })
+      changes.updatedItems.map {
+        "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}"
+      })
     return "{\"changes\":{" + fields.joined(separator: ",") + "}}"
   }
 }

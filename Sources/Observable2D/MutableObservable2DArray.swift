@@ -234,6 +234,16 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
 
   // MARK: Changesets and replacement
 
+  /// Ends the events after those already queued: subscribers receive `completed`, or
+  /// `failed(error)`. Later mutations still change the array but emit nothing.
+  ///
+  /// A store ends the arrays it keeps in sync this way when their list is deleted.
+  /// - Parameter error: The failure to report, or `nil` to complete.
+  package func finish(failing error: (any Error)? = nil) {
+    state.withLock { $0.pending.append(.finish(error)) }
+    deliverPending()
+  }
+
   /// Applies a changeset, such as one a store built from its change log, and emits it.
   ///
   /// The changeset is validated against the current state first; on error nothing changes.

@@ -156,6 +156,12 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// The events of the changes, as an observable.
   public var events: Observable<Event> { asObservable() }
 
+  /// Whether any subscription (or binding) receives the events.
+  package var hasSubscribers: Bool {
+    subject.hasObservers
+      || state.withLock { $0.pending.contains { if case .subscribe = $0 { true } else { false } } }
+  }
+
   /// Subscribes with the current state first, then every later event, with neither gap nor
   /// duplicate: `initial` receives the state that includes every event delivered before the
   /// subscription, and `onNext` every event after it.
@@ -218,6 +224,10 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
         switch operation {
         case .event(let event):
           subject.onNext(event)
+        case .finish(let error?):
+          subject.onError(error)
+        case .finish(nil):
+          subject.onCompleted()
         case .subscribe(let request, let snapshot):
           guard !request.subscription.isDisposed else { continue }
           request.initial?(snapshot)
@@ -249,6 +259,8 @@ struct ArrayState<Metadata, Item>: @unchecked Sendable {
 /// Something waiting to be delivered to the array's observers.
 enum PendingOperation<Metadata, Item> {
   case event(Observable2DArrayEvent<Metadata, Item>)
+  /// The end of the events: completion, or failure with an error.
+  case finish((any Error)?)
   /// A subscription to start, with the state it starts from.
   case subscribe(
     SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>])

@@ -53,6 +53,12 @@ public final class PublishSubject<Element>: ObservableType, ObserverType {
   public func asObservable() -> Observable<Element> {
     Observable(trusted: { [core] in core.subscribe($0) })
   }
+
+  /// Whether any subscriber is registered (a snapshot: subscriptions made or disposed
+  /// on other threads at this moment may not be counted yet).
+  public var hasObservers: Bool {
+    core.observerCount.load(ordering: .relaxed) > 0
+  }
 }
 
 extension PublishSubject: Sendable where Element: Sendable {}

@@ -129,8 +129,12 @@ final class SubjectCore<Element>: @unchecked Sendable {
     deliveryList.deallocate()
   }
 
+  /// How many observers are registered, readable from any thread.
+  @usableFromInline let observerCount = Atomic<Int>(0)
+
   @usableFromInline
   func rebuildDeliveryList() {
+    observerCount.store(observers.count, ordering: .relaxed)
     deliveryList.deallocate()
     deliveryList = .allocate(capacity: observers.count)
     _ = deliveryList.initialize(from: observers.lazy.map { Unmanaged.passUnretained($0) })

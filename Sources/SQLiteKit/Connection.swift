@@ -36,6 +36,10 @@ public final class Connection {
   /// Whether ``close()`` ran.
   public private(set) var isClosed = false
 
+  /// How many result rows statements on this connection have stepped through since
+  /// it opened: a measure of the work queries did, independent of timing.
+  public internal(set) var rowsRead = 0
+
   /// Opens (and, with `.readWriteCreate`, creates) a database file.
   ///
   /// The connection reports extended result codes, enforces foreign keys and waits

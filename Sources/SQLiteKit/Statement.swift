@@ -141,7 +141,9 @@ public final class Statement {
     try checkUsable()
     let status = sqlite3_step(handle)
     switch status {
-    case SQLITE_ROW: return true
+    case SQLITE_ROW:
+      connection.rowsRead &+= 1
+      return true
     case SQLITE_DONE: return false
     default:
       let error = connection.lastError(status, sql: sql)

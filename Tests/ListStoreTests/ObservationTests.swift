@@ -1,0 +1,227 @@
+import Foundation
+import ListStore
+import Observable2D
+import ReactiveCore
+import SQLiteKit
+import Synchronization
+import TestSupport
+import Testing
+
+@Suite struct ObservationTests {
+  let folder = TemporaryDirectory()
+
+  typealias List = StoredList<SectionMetadata, String>
+
+  func makeList(_ repository: Repository, name: String = "cities") throws -> List {
+    let list = try repository.createList(name, metadata: SectionMetadata.self, item: String.self)
+    try list.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+    try list.appendItems(["Paris", "Berlin"], toSection: 0)
+    return list
+  }
+
+  func fresh(_ list: List) throws -> [Observable2DArraySection<SectionMetadata, String>] {
+    try list.repository.list(list.name, metadata: SectionMetadata.self, item: String.self).observe()
+      .sections
+  }
+
+  @Test func startsAsTheStoredListAndFollowsEveryKindOfWrite() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let array = try list.observe()
+    let recorder = ArrayRecorder(array, header: { $0.header })
+    #expect(array.sections.map { Array($0.items) } == [["Paris", "Berlin"]])
+    #expect(array.sections[0].metadata == SectionMetadata(header: "Cities", footer: "That's it"))
+
+    // Each write is applied before the call returns.
+    let copenhagen = try list.appendItem("Copenhagen", toSection: 0)
+    #expect(array.sections[0].items.last == "Copenhagen")
+    #expect(recorder.changesets.last?.insertedItems.map(\.id) == [copenhagen])
+    try list.insert(section: SectionMetadata(header: "Towns"), at: 0)
+    try list.insert(item: "Bonn", at: IndexPath(indexes: [0, 0]))
+    try list.moveItem(from: IndexPath(indexes: [1, 0]), to: IndexPath(indexes: [0, 1]))
+    try list.replaceItem(at: IndexPath(indexes: [1, 0]), with: "Berlin, Germany")
+    try list.setMetadata(SectionMetadata(header: "Big cities"), forSectionAt: 1)
+    try list.moveSection(from: 1, to: 0)
+    try list.removeItem(at: IndexPath(indexes: [0, 0]))
+    try list.removeSection(at: 1)
+    #expect(recorder.changesets.count == 9)
+    #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+    #expect(array.sections == (try fresh(list)))
+    let last = try #require(recorder.changesets.last)
+    #expect(last.deletedSections.map(\.index) == [1] && last.deletedItems.isEmpty)
+    // A move is one entry, a value change another.
+    #expect(recorder.changesets[3].movedItems.count == 1 && recorder.changesets[3].entryCount == 1)
+    #expect(recorder.changesets[4].updatedItems.map(\.value) == ["Berlin, Germany"])
+  }
+
+  @Test func failedAndRolledBackWritesEmitNothing() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let array = try list.observe()
+    let recorder = ArrayRecorder(array, header: { $0.header })
+    #expect(throws: ListStoreError.self) { try list.removeItem(at: IndexPath(indexes: [0, 5])) }
+    // Another client's transaction that rolls back.
+    let other = try Connection(path: repository.path)
+    try other.execute(
+      "BEGIN IMMEDIATE; INSERT INTO items(section_id, position, value) VALUES (1, 'b0', '\"x\"'); ROLLBACK"
+    )
+    repository.synchronizeObservers()
+    try list.appendItem("Rome", toSection: 0)
+    #expect(recorder.changesets.count == 1)
+    #expect(recorder.changesets.first?.insertedItems.map(\.value) == ["Rome"])
+  }
+
+  @Test func seesCommitsOfOtherConnectionsAndTheShell() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let array = try list.observe()
+    let recorder = ArrayRecorder(array, header: { $0.header })
+    // Another repository: as another process would.
+    let other = try Repository(path: repository.path)
+    let otherList = try other.list("cities", metadata: SectionMetadata.self, item: String.self)
+    try otherList.appendItem("Oslo", toSection: 0)
+    #expect(recorder.wait { $0.sections.first?.items.last == "Oslo" })
+    // The sqlite3 shell, with foreign keys off, in one transaction of three statements.
+    let shell = try run(
+      "/usr/bin/sqlite3",
+      [
+        repository.path,
+        """
+        BEGIN;
+        UPDATE items SET value = '"Paris, France"' WHERE value = '"Paris"';
+        INSERT INTO items(section_id, position, value) VALUES (1, 'Zz', '"Athens"');
+        DELETE FROM items WHERE value = '"Berlin"';
+        COMMIT;
+        """,
+      ])
+    #expect(shell.status == 0, "\(shell)")
+    #expect(
+      recorder.wait {
+        $0.sections.first.map { Array($0.items) } == ["Athens", "Paris, France", "Oslo"]
+      })
+    #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+    // One transaction: one changeset.
+    let last = try #require(recorder.changesets.last)
+    #expect(
+      last.insertedItems.count == 1 && last.updatedItems.count == 1 && last.deletedItems.count == 1)
+    #expect(array.sections == (try fresh(list)))
+  }
+
+  @Test func deletingTheListCompletesItsObservers() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let recorder = ArrayRecorder(try list.observe(), header: { $0.header })
+    let other = try makeList(repository, name: "other")
+    let otherRecorder = ArrayRecorder(try other.observe(), header: { $0.header })
+    try repository.deleteList("cities")
+    #expect(recorder.isCompleted)
+    #expect(!otherRecorder.isCompleted)
+    try other.appendItem("x", toSection: 0)
+    #expect(otherRecorder.changesets.count == 1)
+    #expect(throws: ListStoreError.listNotFound(name: "cities")) { try list.observe() }
+  }
+
+  @Test func anObserverBehindThePrunedLogReloadsAndStillEmitsAValidChangeset() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let array = try list.observe()
+    let recorder = ArrayRecorder(array, header: { $0.header })
+    // Another client changes rows and prunes the log past the observer, in one commit.
+    let other = try Connection(path: repository.path)
+    try other.execute(
+      """
+      BEGIN IMMEDIATE;
+      INSERT INTO items(section_id, position, value) VALUES (1, 'a5', '"Vienna"');
+      UPDATE items SET position = 'Zz' WHERE value = '"Berlin"';
+      UPDATE items SET value = '"Lutetia"' WHERE value = '"Paris"';
+      DELETE FROM changes;
+      UPDATE change_log_horizon SET pruned_through = (SELECT seq FROM sqlite_sequence WHERE name = 'changes');
+      COMMIT;
+      """)
+    repository.synchronizeObservers()
+    #expect(array.sections.first.map { Array($0.items) } == ["Berlin", "Lutetia", "Vienna"])
+    #expect(recorder.changesets.count == 1)
+    let changeset = try #require(recorder.changesets.first)
+    #expect(changeset.insertedItems.count == 1 && changeset.movedItems.count == 1)
+    #expect(changeset.entryCount == 3)
+    #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+  }
+
+  @Test func observationEndsWhenTheArrayIsReleased() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    weak var released: Observable2DArray<SectionMetadata, String>?
+    do {
+      let array = try list.observe()
+      released = array
+      try list.appendItem("x", toSection: 0)
+    }
+    try list.appendItem("y", toSection: 0)
+    #expect(released == nil)
+  }
+
+  @Test func changesetsArriveAsAnAsyncSequence() async throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let changesets = try list.changesets()
+    let writer = Task.detached {
+      try list.appendItem("Rome", toSection: 0)
+      try list.removeItem(at: IndexPath(indexes: [0, 0]))
+      try repository.deleteList("cities")
+    }
+    var received: [Changeset<SectionMetadata, String>] = []
+    for await changeset in changesets { received.append(changeset) }
+    try await writer.value
+    #expect(received.map(\.insertedItems.count) == [1, 0])
+    #expect(received.map(\.deletedItems.count) == [0, 1])
+  }
+
+  /// A single change on a large list reads and places only the changed row: the rows
+  /// the feed reads per notification do not grow with the list.
+  @Test func aChangeOnALargeListReadsOnlyThatRow() throws {
+    defer { folder.remove() }
+    var rowsRead: [Int: [Int]] = [:]
+    for size in [1000, 100_000] {
+      let repository = try Repository(path: folder.file("big\(size).sqlite"))
+      let list = try repository.createList("big", metadata: SectionMetadata.self, item: String.self)
+      try list.appendSection(SectionMetadata(header: "All"))
+      try list.appendItems((0..<size).map { "item \($0)" }, toSection: 0)
+      let recorder = ArrayRecorder(try list.observe(), header: { $0.header })
+      try list.insert(item: "middle", at: IndexPath(indexes: [0, size / 2]))
+      rowsRead[size, default: []].append(repository.lastFeedRefreshRowsRead)
+      try list.replaceItem(at: IndexPath(indexes: [0, size - 1]), with: "changed")
+      rowsRead[size, default: []].append(repository.lastFeedRefreshRowsRead)
+      try list.moveItem(from: IndexPath(indexes: [0, 1]), to: IndexPath(indexes: [0, size - 2]))
+      rowsRead[size, default: []].append(repository.lastFeedRefreshRowsRead)
+      // The move from row 1 shifted the middle item up by one.
+      #expect(recorder.array.sections[0].items[size / 2 - 1] == "middle")
+      #expect(recorder.changesets.map(\.entryCount) == [1, 1, 1])
+      #expect(recorder.problems.isEmpty)
+    }
+    // data_version, the last seq, the horizon, one log entry and the row itself.
+    #expect(rowsRead[1000] == rowsRead[100_000])
+    #expect(rowsRead[100_000]?.allSatisfy { $0 <= 6 } == true, "\(rowsRead)")
+  }
+
+  @Test func aBindingKeepsTheObservationAliveWithoutTheArray() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("o.sqlite"))
+    let list = try makeList(repository)
+    let bag = DisposeBag()
+    let received = Mutex<[Int]>([])
+    try list.observe().observeNext { event in
+      received.withLock { $0.append(event.changeset.entryCount) }
+    }
+    .disposed(by: bag)
+    try list.appendItem("Rome", toSection: 0)
+    try list.appendItem("Oslo", toSection: 0)
+    #expect(received.withLock { $0 } == [1, 1])
+  }
+}
