@@ -148,9 +148,8 @@ enum CountersCommand {
     // the `refresh()` calls below then have nothing left to do.
     let source = CounterSource(store: store)
     let controller = CountersController(store: store, snapshots: source.snapshots)
-    let model = CountersScreen(controller: controller, listName: name, wake: waker.wake)
-    let bag = DisposeBag()
-    source.failures.subscribe(onNext: model.readFailed).disposed(by: bag)
+    let model = CountersScreen(
+      controller: controller, readFailures: source.failures, listName: name, wake: waker.wake)
 
     var options = TerminalSession.Options()
     options.resizeWaker = waker
@@ -242,9 +241,14 @@ final class CountersScreen {
   /// Creates the screen.
   /// - Parameters:
   ///   - controller: The counters.
+  ///   - readFailures: Why reading the list fails, `nil` once it works again (for example
+  ///     ``CounterSource/failures``); shown on the status line.
   ///   - listName: The list's name, for the title.
   ///   - wake: Called, on any thread, when new rows or a read failure wait.
-  init(controller: CountersController, listName: String, wake: @escaping @Sendable () -> Void) {
+  init(
+    controller: CountersController, readFailures: Observable<CounterError?>, listName: String,
+    wake: @escaping @Sendable () -> Void
+  ) {
     self.controller = controller
     self.listName = listName
     self.wake = wake
@@ -258,13 +262,12 @@ final class CountersScreen {
     controller.failures
       .subscribe(onNext: { [unowned self] in self.message = "error: \($0)" })
       .disposed(by: bag)
-  }
-
-  /// Records a failed read of the list (`nil` once reads succeed again); any thread.
-  /// - Parameter failure: The failure.
-  func readFailed(_ failure: CounterError?) {
-    inbox.contents.withLock { $0.readFailure = failure.map { "error: \($0)" } }
-    wake()
+    readFailures
+      .subscribe(onNext: { failure in
+        inbox.contents.withLock { $0.readFailure = failure.map { "error: \($0)" } }
+        wake()
+      })
+      .disposed(by: bag)
   }
 
   /// Applies waiting rows, fits the view to `size`, and reuses the cells if anything moved.
