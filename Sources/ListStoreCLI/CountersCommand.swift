@@ -23,9 +23,10 @@ enum CountersCommand {
       Shows the counters of the list (created on first use, one section "Counters" whose items
       are the values) and changes them as you type:
 
-        Up/Down or k/j   select a counter        +  -   change it by one
-        a                add a counter at 0      d      delete it
-        q                quit                    Ctrl-L redraw
+        Up/Down or k/j   select a counter        + - (or Right/Left)  change it by one
+        Home/End, PgUp/PgDn  jump                a                    add a counter at 0
+        d                delete it               q                    quit
+        Ctrl-L           redraw
 
       Changes by other processes show up within a fraction of a second. Needs a terminal;
       scripts use the subcommands instead: counters show, counters add, counters inc ROW,

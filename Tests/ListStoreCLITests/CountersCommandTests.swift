@@ -519,15 +519,19 @@ struct CountersTerminalTests {
   @Test func signalsAndControlCRestoreTheTerminal() throws {
     defer { folder.remove() }
     let tmux = try Tmux(tmux: tmuxPath ?? "tmux", directory: folder.path)
-    // SIGTERM from outside.
-    try tmux.type(
-      "stty -g > before.txt; sh -c 'echo $$ > pid.txt; exec \"$0\" --db \"$1\" counters' "
-        + "'\(liststoreBinary)' '\(db)'; echo \"exit=$?\"; stty -g > after.txt")
-    try tmux.waitFor(line: "  No counters yet. Press a to add one.")
-    let pidText = String(decoding: fileBytes(folder.file("pid.txt")) ?? Data(), as: UTF8.self)
-    let pid = try #require(Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
-    #expect(kill(pid, SIGTERM) == 0)
-    try expectTerminalRestored(exit: 143, in: tmux)
+    // Signals from outside: the handler restores the terminal and exits with 128 + signal.
+    for (number, status) in [(SIGTERM, 143), (SIGHUP, 129), (SIGINT, 130)] {
+      try? FileManager.default.removeItem(atPath: folder.file("after.txt"))
+      try? FileManager.default.removeItem(atPath: folder.file("pid.txt"))
+      try tmux.type(
+        "clear; stty -g > before.txt; sh -c 'echo $$ > pid.txt; exec \"$0\" --db \"$1\" counters' "
+          + "'\(liststoreBinary)' '\(db)'; echo \"exit=$?\"; stty -g > after.txt")
+      try tmux.waitFor(line: "Counters in \"counters\": 0 counters")
+      let pidText = String(decoding: fileBytes(folder.file("pid.txt")) ?? Data(), as: UTF8.self)
+      let pid = try #require(Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
+      #expect(kill(pid, number) == 0)
+      try expectTerminalRestored(exit: status, in: tmux)
+    }
 
     // Ctrl-C, read as a key in raw mode, ends the program as SIGINT would: the shell then
     // abandons the rest of a command line, so the status is asked for on the next one.
