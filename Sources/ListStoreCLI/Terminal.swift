@@ -145,6 +145,8 @@ final class TerminalSession {
   /// The terminal written.
   let output: Int32
   private let leave: String
+  /// Kept alive while its descriptor may be written by the SIGWINCH handler.
+  private let resizeWaker: Waker?
   private var isActive = true
   private var previousHandlers: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
 
@@ -167,6 +169,7 @@ final class TerminalSession {
     }
     self.input = input
     self.output = output
+    self.resizeWaker = options.resizeWaker
     var enter = ""
     var leave = ""
     if options.alternateScreen {
@@ -243,6 +246,7 @@ private enum SignalRestore {
     self.output = output
     self.resizeDescriptor = resizeDescriptor
     self.attributes.initialize(to: attributes)
+    self.leave.deallocate()  // The previous session's; no handler can read it now.
     let bytes = Array(leave.utf8)
     let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: bytes.count)
     _ = buffer.initialize(from: bytes)

@@ -144,6 +144,93 @@ import Testing
   }
 }
 
+/// A pseudo-terminal: the program's side (`terminal`) and the emulator's side (`emulator`).
+final class PseudoTerminal {
+  let emulator: Int32
+  let terminal: Int32
+
+  init() throws {
+    // posix_openpt and friends are hidden from Swift's Glibc module; look them up in libc.
+    typealias OpenPT = @convention(c) (Int32) -> Int32
+    typealias PTCall = @convention(c) (Int32) -> Int32
+    typealias PTSName = @convention(c) (Int32) -> UnsafeMutablePointer<CChar>?
+    guard let openSymbol = dlsym(nil, "posix_openpt"), let grantSymbol = dlsym(nil, "grantpt"),
+      let unlockSymbol = dlsym(nil, "unlockpt"), let nameSymbol = dlsym(nil, "ptsname")
+    else { throw TerminalError(description: "no pseudo-terminal functions") }
+    emulator = unsafeBitCast(openSymbol, to: OpenPT.self)(O_RDWR | O_NOCTTY)
+    guard emulator >= 0, unsafeBitCast(grantSymbol, to: PTCall.self)(emulator) == 0,
+      unsafeBitCast(unlockSymbol, to: PTCall.self)(emulator) == 0,
+      let name = unsafeBitCast(nameSymbol, to: PTSName.self)(emulator)
+    else { throw TerminalError(description: "no pseudo-terminal") }
+    terminal = open(name, O_RDWR | O_NOCTTY)
+    guard terminal >= 0 else { throw TerminalError(description: "cannot open the terminal side") }
+    _ = fcntl(emulator, F_SETFL, fcntl(emulator, F_GETFL) | O_NONBLOCK)
+  }
+
+  deinit {
+    close(terminal)
+    close(emulator)
+  }
+
+  /// What the program wrote so far.
+  func output() -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { read(emulator, $0.baseAddress, $0.count) }
+      guard count > 0 else { break }
+      bytes += buffer[0..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  func attributes() -> termios {
+    var attributes = termios()
+    _ = tcgetattr(terminal, &attributes)
+    return attributes
+  }
+}
+
+@Suite struct TerminalSessionTests {
+  @Test func entersRawModeAndRestoresEverything() throws {
+    let pty = try PseudoTerminal()
+    #expect(Terminal.isTerminal(pty.terminal))
+    let before = pty.attributes()
+    #expect(before.c_lflag & tcflag_t(ICANON | ECHO | ISIG) != 0)
+
+    let session = try TerminalSession(input: pty.terminal, output: pty.terminal)
+    let raw = pty.attributes()
+    #expect(raw.c_lflag & tcflag_t(ICANON | ECHO | ISIG | IEXTEN) == 0)
+    #expect(raw.c_iflag & tcflag_t(ICRNL | IXON) == 0)
+    #expect(pty.output() == "\u{1B}[?1049h\u{1B}[?25l")
+
+    session.restore()
+    session.restore()  // a second restore does nothing
+    let after = pty.attributes()
+    #expect(after.c_lflag == before.c_lflag)
+    #expect(after.c_iflag == before.c_iflag)
+    #expect(pty.output() == "\u{1B}[0m\u{1B}[?25h\u{1B}[?1049l")
+
+    // Once restored, another session may start; this one keeps signal keys and the screen.
+    var options = TerminalSession.Options()
+    options.alternateScreen = false
+    options.hideCursor = false
+    options.keysSendSignals = true
+    let again = try TerminalSession(input: pty.terminal, output: pty.terminal, options: options)
+    #expect(pty.attributes().c_lflag & tcflag_t(ISIG) != 0)
+    #expect(pty.output() == "")
+    again.restore()
+    #expect(pty.attributes().c_lflag == before.c_lflag)
+  }
+
+  @Test func sizeIsReadFromTheTerminal() throws {
+    let pty = try PseudoTerminal()
+    var size = winsize(ws_row: 30, ws_col: 100, ws_xpixel: 0, ws_ypixel: 0)
+    #expect(ioctl(pty.emulator, UInt(TIOCSWINSZ), &size) == 0)
+    #expect(Terminal.size(of: pty.terminal) == TerminalSize(rows: 30, columns: 100))
+  }
+}
+
 @Suite struct KeyReaderTests {
   @Test func readsKeysTimesOutAndWakes() throws {
     let pipe = Pipe()
