@@ -259,7 +259,9 @@ public struct CounterStore: Sendable {
 
   /// A stored value as a counter: a JSON integer, a number without a fraction, or a string
   /// holding a whole number; `nil` for anything else.
-  static func number(fromJSON json: String) -> Int? {
+  /// - Parameter json: A stored item value, as JSON text.
+  /// - Returns: The counter's value, or `nil` when the JSON is no whole number.
+  package static func number(fromJSON json: String) -> Int? {
     switch try? JSONValue.parse(json) {
     case .integer(let value): Int(exactly: value)
     case .number(let value): Int(exactly: value)

@@ -144,9 +144,10 @@ enum CountersCommand {
     let reader = try KeyReader(descriptor: STDIN_FILENO)
     let waker = reader.waker
 
-    // The one place the screen's data comes from. To use the change feed instead, build
-    // `snapshots` from `StoredList.observe()` here (first section's items as (id, value));
-    // the `refresh()` calls below then have nothing left to do.
+    // The one place the screen's data comes from. To use the change feed instead, pass the
+    // controller an observable built from `StoredList.observe()` (the first section's items
+    // as (id, CounterStore.number(fromJSON:)) pairs); the `source.refresh()` after keys and the
+    // timer then have nothing left to do. Rows may arrive on any thread.
     let source = CounterSource(store: store)
     let controller = CountersController(store: store, snapshots: source.snapshots)
     let model = CountersScreen(
@@ -195,8 +196,8 @@ enum CountersCommand {
 
 /// The counters screen without a terminal: keys in, lines out.
 ///
-/// Rows come from the controller's `counters`, on any thread: they wait in `pending` until the
-/// loop calls ``update(size:)``, which applies them between key presses, never while a tap is
+/// Rows come from the controller's `counters`, on any thread: they wait in an inbox (and the
+/// `wake` closure wakes the loop) until the loop calls ``update(size:)``, which applies them between key presses, never while a tap is
 /// being delivered. Each visible row has a ``CounterCell``; whenever the rows or the scroll
 /// position change, the visible cells are reused for the rows they now show, as a table view
 /// reloads its data.
