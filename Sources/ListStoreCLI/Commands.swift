@@ -200,6 +200,8 @@ enum Commands {
         ArgumentSpec(name: "FILE", help: "The JSON file, or - for standard input."),
       ],
       run: runImport),
+    CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
+    CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
   ]
 
   static let parser = ArgumentParser(commands: all, globalOptions: [database])

@@ -1,1 +1,0 @@
-// The counters example; see issue 5.
