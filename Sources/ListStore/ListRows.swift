@@ -239,6 +239,13 @@ package struct StoredRow: Sendable, Hashable {
   package var position: String
   /// Its value (items) or metadata (sections) as JSON text.
   package var json: String
+
+  /// Creates a row.
+  package init(id: Int64, position: String, json: String) {
+    self.id = id
+    self.position = position
+    self.json = json
+  }
 }
 
 /// A section row with its item rows in order.
@@ -247,6 +254,12 @@ package struct StoredSection: Sendable, Hashable {
   package var row: StoredRow
   /// Its items in position order.
   package var items: [StoredRow]
+
+  /// Creates a section.
+  package init(row: StoredRow, items: [StoredRow]) {
+    self.row = row
+    self.items = items
+  }
 }
 
 extension ListRows {

@@ -186,6 +186,7 @@ enum Commands {
           Rendering.text(list: list.name, sections: sections).forEach(context.out.line)
         }
       }),
+    WatchCommand.spec,
     CommandSpec(
       path: ["export"], abstract: "Print a list as JSON, as 'show --json' does.", arguments: [list],
       run: { invocation, context in

@@ -1,0 +1,271 @@
+import Dispatch
+import FoundationEssentials
+import ListStore
+import Observable2D
+import ReactiveCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `liststore watch`: prints a list, then every committed change to it, by any
+/// process or SQLite client, until interrupted, N changesets were printed, or the
+/// timeout passed.
+enum WatchCommand {
+  static let spec = CommandSpec(
+    path: ["watch"],
+    abstract: "Show a list, then every change to it as it is committed.",
+    discussion: """
+      Changes by any process or SQLite client appear within milliseconds. With --json, the
+      first line is {"snapshot": <show --json>} and each later line {"changes": <changeset>},
+      one per batch of commits; replaying them onto the snapshot gives what 'show --json'
+      prints. Without --json, a terminal shows the list redrawn in place, with a line saying
+      what changed. Stops on Ctrl-C, SIGTERM, after --max-events changesets, after --timeout
+      seconds, or when the list is deleted.
+      """,
+    arguments: [ArgumentSpec(name: "LIST", help: "The list's name.")],
+    options: [
+      OptionSpec(name: "json", valueName: nil, help: "Print one JSON object per line."),
+      OptionSpec(name: "max-events", valueName: "N", help: "Stop after N changesets."),
+      OptionSpec(name: "timeout", valueName: "SECONDS", help: "Stop after this many seconds."),
+    ],
+    run: run)
+
+  /// How a watch ended.
+  private enum Ending: Sendable {
+    case signal, maxEvents, timeout, listDeleted
+    case failed(String)
+  }
+
+  private static func run(_ invocation: Invocation, _ context: Context) throws {
+    let maxEvents = try invocation.indexOption("max-events")
+    var timeout: Double?
+    if let text = invocation.option("timeout") {
+      guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {
+        throw UsageError(
+          message:
+            "--timeout must be a number of seconds, like 5 or 0.5; got \(text.debugDescription)",
+          command: ["watch"])
+      }
+      timeout = seconds
+    }
+    let list = try context.list(invocation.argument("LIST"))
+    let array = try list.observe()
+    let json = invocation.flag("json")
+    let out = context.out
+    let printer: any WatchPrinter
+    if json {
+      printer = JSONPrinter(name: list.name, out: out)
+    } else if Terminal.isTerminal(STDOUT_FILENO) {
+      printer = ScreenPrinter(name: list.name)
+    } else {
+      printer = TextPrinter(name: list.name, out: out)
+    }
+
+    let ended = DispatchSemaphore(value: 0)
+    let ending = Mutex<Ending?>(nil)
+    let finish: @Sendable (Ending) -> Void = { reason in
+      let first = ending.withLock { current -> Bool in
+        guard current == nil else { return false }
+        current = reason
+        return true
+      }
+      if first { ended.signal() }
+    }
+    let printed = Mutex(0)
+    // Events are delivered one at a time; the lock orders them with the final flush.
+    let printLock = Mutex<Void>(())
+    let bag = DisposeBag()
+    printLock.withLock { _ in
+      printer.start(array.sections)
+      out.flush()
+    }
+    if maxEvents == 0 {
+      finish(.maxEvents)
+    }
+    array.subscribe(
+      onNext: { event in
+        let count = printed.withLock { count -> Int in
+          count += 1
+          return count
+        }
+        if let maxEvents, count > maxEvents { return }
+        printLock.withLock { _ in
+          printer.print(event)
+          out.flush()
+        }
+        if let maxEvents, count >= maxEvents { finish(.maxEvents) }
+      },
+      onError: { error in finish(.failed("\(error)")) },
+      onCompleted: { finish(.listDeleted) }
+    ).disposed(by: bag)
+
+    let signals = SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP]) { finish(.signal) }
+    let result: DispatchTimeoutResult
+    if let timeout {
+      result = ended.wait(timeout: .now() + .nanoseconds(Int(min(timeout, 1e9) * 1e9)))
+    } else {
+      ended.wait()
+      result = .success
+    }
+    signals.cancel()
+    let reason = result == .timedOut ? .timeout : (ending.withLock { $0 } ?? .timeout)
+    printLock.withLock { _ in
+      printer.end()
+      out.flush()
+    }
+    withExtendedLifetime((array, bag)) {}
+    switch reason {
+    case .listDeleted:
+      context.err.line("liststore: the list \(quoted(list.name)) was deleted")
+    case .failed(let message):
+      throw ListStoreError.decodingFailed(message)
+    case .signal, .maxEvents, .timeout:
+      break
+    }
+  }
+}
+
+/// Receives SIGINT, SIGTERM and SIGHUP on a queue instead of dying from them.
+final class SignalWatcher: Sendable {
+  private nonisolated(unsafe) let sources: [any DispatchSourceSignal]
+  private let signals: [Int32]
+
+  init(signals: [Int32], handler: @escaping @Sendable () -> Void) {
+    self.signals = signals
+    let queue = DispatchQueue(label: "liststore.signals")
+    sources = signals.map { number in
+      signal(number, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+      source.setEventHandler(handler: handler)
+      source.resume()
+      return source
+    }
+  }
+
+  /// Stops watching and restores the default actions.
+  func cancel() {
+    for source in sources { source.cancel() }
+    for number in signals { signal(number, SIG_DFL) }
+  }
+}
+
+/// How `watch` shows the list and its changes.
+protocol WatchPrinter {
+  func start(_ sections: [Observable2DArraySection<RawJSON, RawJSON>])
+  func print(_ event: Observable2DArrayEvent<RawJSON, RawJSON>)
+  func end()
+}
+
+extension WatchPrinter {
+  static func stored(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) -> [StoredSection] {
+    sections.map { section in
+      StoredSection(
+        row: StoredRow(id: section.id, position: "", json: section.metadata.text),
+        items: section.items.entries.map { StoredRow(id: $0.id, position: "", json: $0.value.text) }
+      )
+    }
+  }
+
+  func end() {}
+}
+
+/// `--json`: the snapshot line, then one line per changeset.
+struct JSONPrinter: WatchPrinter {
+  let name: String
+  let out: Output
+
+  func start(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
+    out.line("{\"snapshot\":" + Rendering.json(list: name, sections: Self.stored(sections)) + "}")
+  }
+
+  func print(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
+    out.line(Rendering.json(changes: event.changeset))
+  }
+}
+
+/// Text to a pipe or file: the list, then for each change a summary and the list again.
+struct TextPrinter: WatchPrinter {
+  let name: String
+  let out: Output
+
+  func start(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
+    Rendering.text(list: name, sections: Self.stored(sections)).forEach(out.line)
+  }
+
+  func print(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
+    out.line()
+    out.line("-- " + Rendering.summary(of: event.changeset))
+    Rendering.text(list: name, sections: Self.stored(event.sections)).forEach(out.line)
+  }
+}
+
+/// A terminal: the list redrawn in place (only changed lines are written), under a
+/// status line saying what changed last.
+final class ScreenPrinter: WatchPrinter {
+  let name: String
+  private let screen: Screen
+  private var status = "watching; Ctrl-C to stop"
+
+  init(name: String) {
+    self.name = name
+    screen = Screen(size: Terminal.size())
+  }
+
+  func start(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
+    Terminal.write("\u{1B}[?1049h\u{1B}[?25l")  // Alternate screen, hidden cursor.
+    draw(sections)
+  }
+
+  func print(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
+    status = Rendering.summary(of: event.changeset)
+    draw(event.sections)
+  }
+
+  func end() {
+    Terminal.write("\u{1B}[?25h\u{1B}[?1049l")
+  }
+
+  private func draw(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
+    screen.resize(to: Terminal.size())
+    var lines = Rendering.text(list: name, sections: Self.stored(sections))
+    lines.insert("", at: 1)
+    lines.insert(status, at: 1)
+    screen.render(lines)
+  }
+}
+
+extension Rendering {
+  /// "2 items inserted, 1 moved" — what a changeset did, briefly.
+  static func summary(of changes: Changeset<RawJSON, RawJSON>) -> String {
+    var parts: [String] = []
+    func add(_ count: Int, _ what: String) {
+      if count > 0 { parts.append("\(count) \(what)") }
+    }
+    add(
+      changes.insertedSections.count,
+      changes.insertedSections.count == 1 ? "section added" : "sections added")
+    add(
+      changes.deletedSections.count,
+      changes.deletedSections.count == 1 ? "section removed" : "sections removed")
+    add(
+      changes.movedSections.count,
+      changes.movedSections.count == 1 ? "section moved" : "sections moved")
+    add(
+      changes.updatedSections.count,
+      changes.updatedSections.count == 1 ? "section changed" : "sections changed")
+    add(
+      changes.insertedItems.count, changes.insertedItems.count == 1 ? "item added" : "items added")
+    add(
+      changes.deletedItems.count, changes.deletedItems.count == 1 ? "item removed" : "items removed"
+    )
+    add(changes.movedItems.count, changes.movedItems.count == 1 ? "item moved" : "items moved")
+    add(
+      changes.updatedItems.count, changes.updatedItems.count == 1 ? "item changed" : "items changed"
+    )
+    return parts.joined(separator: ", ")
+  }
+}
