@@ -1,55 +1,51 @@
-import Dispatch
+import ListStore
+import Observable2D
 public import ReactiveCore
 import Synchronization
 
 /// The counters as stored, as an observable: the one place the counters screen gets its data.
 ///
-/// For now it re-reads the list: when asked (``refresh()``, which the screen calls after each
-/// local action) and on a timer (``start(every:)``), and emits only when the counters changed.
-/// A re-read is one indexed query over the list's rows, cheap for a list of counters. Writes by
-/// other processes therefore show up within one timer interval.
+/// After ``start()`` it follows the list through the repository's change feed: every commit
+/// — by this program, another `liststore` process or any SQLite client — arrives as the list's
+/// new state within milliseconds (at once for writes through the same repository), and
+/// ``snapshots`` emits the counters whenever they changed. Before ``start()``, ``refresh()``
+/// reads them once.
 ///
 /// ```swift
 /// let source = CounterSource(store: store)
 /// let subscription = source.snapshots.subscribe(onNext: { print($0.map(\.value)) })
-/// source.refresh()  // prints the stored values
-/// source.start()  // and again whenever they change, checked every 200 ms
+/// try source.start()  // prints the stored values, then again on every change
 /// ```
-///
-/// Once the repository's change feed exists, ``snapshots`` can come from it instead (the list's
-/// first section, mapped to `(id, value)` pairs); nothing else in the screen changes.
 ///
 /// ## Threading
 ///
-/// Reads run on a private serial queue; ``snapshots`` and ``failures`` deliver there, or on the
-/// thread that called ``refresh()``. Observers must not call ``refresh()`` (it would wait for
-/// itself).
+/// ``snapshots`` and ``failures`` deliver on the thread of the write that caused the change,
+/// or the change feed's queue for other processes' writes.
 public final class CounterSource: Sendable {
   /// The store read.
   public let store: CounterStore
 
-  private let queue = DispatchQueue(label: "liststore.counters.source")
   private let latest = ReplaySubject<[(id: Int64, value: Int)]>(bufferSize: 1)
   private let failure = ReplaySubject<CounterError?>(bufferSize: 1)
-  /// What was last emitted; touched only on `queue`, which makes the source `Sendable`.
-  private nonisolated(unsafe) var last:
-    (counters: [(id: Int64, value: Int)]?, failure: CounterError?)
-  private let timer = Mutex<TimerBox>(TimerBox())
+  /// What was last emitted.
+  private let last = Mutex<(counters: [(id: Int64, value: Int)]?, failure: CounterError?)>(
+    (nil, nil))
+  /// The observation of the list while started.
+  private let observation = Mutex<(any Disposable)?>(nil)
 
-  /// Creates a source; it reads nothing until ``refresh()`` or ``start(every:)``.
+  /// Creates a source; it reads nothing until ``refresh()`` or ``start()``.
   ///
   /// - Parameter store: The counters to read.
   public init(store: CounterStore) {
     self.store = store
-    last = (nil, nil)
   }
 
   deinit {
     stop()
   }
 
-  /// The counters after each change: the latest read first, to each new subscriber, then every
-  /// read that differs from the one before. It never ends; failed reads go to ``failures``.
+  /// The counters after each change: the latest first, to each new subscriber, then every
+  /// state that differs from the one before. It never ends; failed reads go to ``failures``.
   public var snapshots: Observable<[(id: Int64, value: Int)]> {
     latest.asObservable()
   }
@@ -60,60 +56,70 @@ public final class CounterSource: Sendable {
     failure.asObservable()
   }
 
-  /// Re-reads the counters now, and emits them if they changed; returns when done.
-  public func refresh() {
-    dispatchPrecondition(condition: .notOnQueue(queue))
-    queue.sync { reload() }
-  }
-
-  /// Re-reads the counters every `interval` from now on, until ``stop()``.
+  /// Follows the list's changes from now on, emitting its current counters first.
   ///
-  /// - Parameter interval: The time between reads; 200 ms by default.
-  public func start(every interval: Duration = .milliseconds(200)) {
-    let source = DispatchSource.makeTimerSource(queue: queue)
-    let (seconds, attoseconds) = interval.components
-    let nanoseconds = max(1, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-    source.schedule(
-      deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
-    source.setEventHandler { [weak self] in self?.reload() }
-    source.resume()
-    timer.withLock { box in
-      box.source?.cancel()
-      box.source = source
+  /// - Throws: ``CounterError/store(_:)`` when the list cannot be observed.
+  public func start() throws(CounterError) {
+    let array = try store.observe()
+    let subscription = array.subscribe(
+      initial: { [weak self] sections in self?.emit(sections) },
+      onNext: { [weak self] event in self?.emit(event.sections) })
+    observation.withLock { current in
+      current?.dispose()
+      current = subscription
     }
   }
 
-  /// Stops the timer; a read under way finishes.
-  public func stop() {
-    timer.withLock { box in
-      box.source?.cancel()
-      box.source = nil
+  /// Catches up now: while started, applies every commit made so far by other processes
+  /// before returning; otherwise reads the counters once. Emits only what changed.
+  public func refresh() {
+    if observation.withLock({ $0 != nil }) {
+      store.repository.synchronizeObservers()
+      return
     }
-  }
-
-  /// Reads and emits what changed; runs on `queue`.
-  private func reload() {
     do {
-      let counters = try store.counters()
-      if last.failure != nil {
-        last.failure = nil
-        failure.onNext(nil)
-      }
-      if let previous = last.counters, previous.elementsEqual(counters, by: ==) { return }
-      last.counters = counters
-      latest.onNext(counters)
+      report(.success(try store.counters()))
     } catch {
-      guard last.failure != error else { return }
-      last.failure = error
-      failure.onNext(error)
+      report(.failure(error))
     }
   }
-}
 
-/// The timer of a ``CounterSource``.
-///
-/// `@unchecked Sendable`: it lives inside the source's mutex, and a dispatch source may be
-/// cancelled from any thread.
-private struct TimerBox: @unchecked Sendable {
-  var source: (any DispatchSourceTimer)?
+  /// Stops following the list.
+  public func stop() {
+    observation.withLock { current in
+      current?.dispose()
+      current = nil
+    }
+  }
+
+  private func emit(_ sections: [Observable2DArraySection<SectionMetadata, RawJSON>]) {
+    do {
+      report(.success(try store.counters(in: sections)))
+    } catch {
+      report(.failure(error))
+    }
+  }
+
+  /// Emits a read's outcome when it differs from the last one.
+  private func report(_ outcome: Result<[(id: Int64, value: Int)], CounterError>) {
+    let (clearFailure, counters, newFailure) = last.withLock { last in
+      switch outcome {
+      case .success(let counters):
+        let cleared = last.failure != nil
+        last.failure = nil
+        if let previous = last.counters, previous.elementsEqual(counters, by: ==) {
+          return (cleared, nil as [(id: Int64, value: Int)]?, nil as CounterError?)
+        }
+        last.counters = counters
+        return (cleared, counters, nil)
+      case .failure(let error):
+        guard last.failure != error else { return (false, nil, nil) }
+        last.failure = error
+        return (false, nil, error)
+      }
+    }
+    if clearFailure { failure.onNext(nil) }
+    if let counters { latest.onNext(counters) }
+    if let newFailure { failure.onNext(newFailure) }
+  }
 }

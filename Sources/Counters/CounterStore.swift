@@ -1,5 +1,6 @@
 import FoundationEssentials
 public import ListStore
+import Observable2D
 
 /// Counters kept in a ListStore list, so that their ids and values survive restarts and any
 /// `liststore` command or SQLite client can read them.
@@ -113,6 +114,35 @@ public struct CounterStore: Sendable {
       counters.append((id: item.id, value: value))
     }
     return counters
+  }
+
+  /// The counters in the first of `sections`, as stored values read by an observer.
+  ///
+  /// - Parameter sections: The list's sections, with values as JSON.
+  /// - Returns: The counters' ids and values.
+  /// - Throws: ``CounterError/notANumber(id:json:list:row:)``.
+  func counters(in sections: [Observable2DArraySection<SectionMetadata, RawJSON>])
+    throws(CounterError)
+    -> [(id: Int64, value: Int)]
+  {
+    guard let section = sections.first else { return [] }
+    var counters: [(id: Int64, value: Int)] = []
+    counters.reserveCapacity(section.items.count)
+    for (row, item) in section.items.entries.enumerated() {
+      guard let value = Self.number(fromJSON: item.value.text) else {
+        throw .notANumber(id: item.id, json: item.value.text, list: listName, row: row)
+      }
+      counters.append((id: item.id, value: value))
+    }
+    return counters
+  }
+
+  /// An observable 2D array that follows the stored list through the change feed.
+  ///
+  /// - Returns: The array; keep it (or a subscription to it) for as long as you observe.
+  /// - Throws: ``CounterError/store(_:)`` when the list is gone or cannot be read.
+  func observe() throws(CounterError) -> Observable2DArray<SectionMetadata, RawJSON> {
+    try mapped { () throws(ListStoreError) in try list.observe() }
   }
 
   /// The id of the counter at `row`.

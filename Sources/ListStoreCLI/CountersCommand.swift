@@ -144,10 +144,8 @@ enum CountersCommand {
     let reader = try KeyReader(descriptor: STDIN_FILENO)
     let waker = reader.waker
 
-    // The one place the screen's data comes from. To use the change feed instead, pass the
-    // controller an observable built from `StoredList.observe()` (the first section's items
-    // as (id, CounterStore.number(fromJSON:)) pairs); the `source.refresh()` after keys and the
-    // timer then have nothing left to do. Rows may arrive on any thread.
+    // The one place the screen's data comes from: the change feed, so commits by other
+    // processes show up within milliseconds. Rows may arrive on any thread.
     let source = CounterSource(store: store)
     let controller = CountersController(store: store, snapshots: source.snapshots)
     let model = CountersScreen(
@@ -157,8 +155,7 @@ enum CountersCommand {
     options.resizeWaker = waker
     let session = try TerminalSession(input: STDIN_FILENO, output: STDOUT_FILENO, options: options)
     defer { session.restore() }
-    source.refresh()
-    source.start(every: .milliseconds(200))
+    try source.start()
     defer { source.stop() }
 
     let screen = Screen(size: Terminal.size(of: STDOUT_FILENO))
@@ -184,7 +181,6 @@ enum CountersCommand {
             break loop
           }
         }
-        source.refresh()
       case .woken, .timedOut:
         continue
       case .endOfInput:

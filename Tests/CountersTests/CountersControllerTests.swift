@@ -87,14 +87,14 @@ final class CounterTable {
     #expect(late.elements == [[[id, 5]]])
   }
 
-  @Test func theTimerPicksUpWritesFromAnotherConnection() throws {
+  @Test func followsWritesFromAnotherConnectionThroughTheChangeFeed() throws {
     defer { folder.remove() }
     let store = try CounterStore(repository: try Repository(path: path))
     let source = CounterSource(store: store)
     let snapshots = LockedRecorder<[[Int64]]>()
     let subscription = source.snapshots.subscribe(onNext: { snapshots.append(pairs($0)) })
     defer { subscription.dispose() }
-    source.start(every: .milliseconds(20))
+    try source.start()
     defer { source.stop() }
     #expect(snapshots.wait { $0 == [[]] })
 
