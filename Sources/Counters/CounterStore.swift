@@ -221,10 +221,7 @@ public struct CounterStore: Sendable {
   ///   ``CounterError/notANumber(id:json:list:row:)``.
   @discardableResult
   public func increment(id: Int64, by amount: Int = 1) throws(CounterError) -> Int {
-    let (sum, overflow) = try value(id: id).addingReportingOverflow(amount)
-    guard !overflow else { throw .overflow(id: id) }
-    try set(id: id, to: sum)
-    return sum
+    try adjust(id: id) { $0.addingReportingOverflow(amount) }
   }
 
   /// Subtracts `amount` from the counter with id `id`.
@@ -237,10 +234,31 @@ public struct CounterStore: Sendable {
   ///   ``CounterError/notANumber(id:json:list:row:)``.
   @discardableResult
   public func decrement(id: Int64, by amount: Int = 1) throws(CounterError) -> Int {
-    let (difference, overflow) = try value(id: id).subtractingReportingOverflow(amount)
-    guard !overflow else { throw .overflow(id: id) }
-    try set(id: id, to: difference)
-    return difference
+    try adjust(id: id) { $0.subtractingReportingOverflow(amount) }
+  }
+
+  /// Reads, changes and writes one counter in one transaction, so that concurrent changes
+  /// by other processes are never lost.
+  private func adjust(id: Int64, _ change: (Int) -> (partialValue: Int, overflow: Bool))
+    throws(CounterError) -> Int
+  {
+    do {
+      return try list.updateItemJSON(id: id) {
+        json throws(CounterError) -> (json: String, output: Int) in
+        guard let value = Self.number(fromJSON: json) else {
+          throw .notANumber(id: id, json: json, list: listName, row: nil)
+        }
+        let (result, overflow) = change(value)
+        guard !overflow else { throw .overflow(id: id) }
+        return (String(result), result)
+      }
+    } catch let error as CounterError {
+      throw error
+    } catch let error as ListStoreError {
+      throw translated(error)
+    } catch {
+      throw .store(.encodingFailed("\(error)"))
+    }
   }
 
   /// Adds `amount` to the counter at `row`.
@@ -314,15 +332,23 @@ public struct CounterStore: Sendable {
   ) throws(CounterError) -> Result {
     do {
       return try body()
-    } catch .itemOutOfRange(section: _, let row, let count) {
-      throw .rowOutOfRange(row: row, count: count, list: listName)
-    } catch .sectionOutOfRange {
-      // Only section 0 is ever addressed: the list has no section, hence no counters.
-      throw .rowOutOfRange(row: row ?? 0, count: 0, list: listName)
-    } catch .itemNotFound(let id) {
-      throw .counterNotFound(id: id, list: listName)
     } catch {
-      throw .store(error)
+      throw translated(error, row: row)
+    }
+  }
+
+  /// The counter error for a repository error.
+  private func translated(_ error: ListStoreError, row: Int? = nil) -> CounterError {
+    switch error {
+    case .itemOutOfRange(section: _, let row, let count):
+      .rowOutOfRange(row: row, count: count, list: listName)
+    case .sectionOutOfRange:
+      // Only section 0 is ever addressed: the list has no section, hence no counters.
+      .rowOutOfRange(row: row ?? 0, count: 0, list: listName)
+    case .itemNotFound(let id):
+      .counterNotFound(id: id, list: listName)
+    default:
+      .store(error)
     }
   }
 }

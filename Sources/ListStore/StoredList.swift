@@ -1,4 +1,5 @@
 public import FoundationEssentials
+import SQLiteKit
 
 /// A typed handle on one stored list: sections whose metadata is `Metadata`, holding
 /// items of type `Item`, both stored as JSON.
@@ -298,6 +299,38 @@ extension StoredList {
     try write { rows in
       let id = try rows.sectionID(at: index)
       try rows.setMetadata(try transform(rows.section(id: id).row.json), sectionID: id)
+    }
+  }
+}
+
+extension StoredList {
+  /// Reads the value JSON of item `id`, computes its replacement with `transform`, and
+  /// writes it, in one transaction: concurrent updates of the same item by other
+  /// threads or processes cannot interleave, so none is lost.
+  ///
+  /// `transform` may throw any error; it is rethrown as is and nothing is written.
+  package func updateItemJSON<Output: Sendable>(
+    id: Int64, _ transform: (String) throws -> (json: String, output: Output)
+  ) throws -> Output {
+    var failure: (any Error)?
+    do {
+      return try write { rows in
+        do {
+          let (json, output) = try transform(try rows.itemValue(id: id))
+          try rows.setValue(json, itemID: id)
+          return output
+        } catch let error as ListStoreError {
+          throw error
+        } catch let error as SQLiteError {
+          throw error
+        } catch {
+          failure = error
+          throw error
+        }
+      }
+    } catch {
+      if let failure { throw failure }
+      throw error
     }
   }
 }
