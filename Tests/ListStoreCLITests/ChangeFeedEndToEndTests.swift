@@ -1,0 +1,375 @@
+import Foundation
+import Observable2D
+import SQLiteKit
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import ListStore
+
+/// Writers of every kind — this process's repository, `liststore` processes and the
+/// `sqlite3` shell — make random changes to one list at the same time while several
+/// observers watch: each changeset must pass the headless table view, every observer
+/// must end equal to the database, and `liststore watch --json` replayed onto its
+/// snapshot must give what `show --json` prints.
+@Suite struct ChangeFeedEndToEndTests {
+  typealias Section = Observable2DArraySection<SectionMetadata, RawJSON>
+
+  /// What one writer knows of the list when it picks an operation.
+  struct Shape {
+    var sections: [(id: Int64, key: String, items: [(id: Int64, key: String)])]
+  }
+
+  static func shape(_ db: Connection, listID: Int64) throws -> Shape {
+    var shape = Shape(sections: [])
+    try db.prepare("SELECT id, position FROM sections WHERE list_id = ? ORDER BY position")
+      .bindAndRows(
+        listID
+      ) { row in shape.sections.append((row.int64(at: 0), row.string(at: 1), [])) }
+    for index in shape.sections.indices {
+      try db.prepare("SELECT id, position FROM items WHERE section_id = ? ORDER BY position")
+        .bindAndRows(
+          shape.sections[index].id
+        ) { row in shape.sections[index].items.append((row.int64(at: 0), row.string(at: 1))) }
+    }
+    return shape
+  }
+
+  @Test(arguments: [101, 102])
+  func randomWritersOfEveryKindAndSeveralObserversAgree(seed: UInt64) throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let seed = testSeed(seed)
+    let path = folder.file("mix.sqlite")
+    let repository = try Repository(path: path)
+    let list = try repository.createList("mix", metadata: SectionMetadata.self, item: RawJSON.self)
+    for header in ["A", "B", "C"] {
+      try list.appendSection(SectionMetadata(header: header))
+      try list.appendItems(
+        (0..<4).map { RawJSON("\"\(header)\($0)\"") }, toSection: try list.numberOfSections() - 1)
+    }
+
+    // Observers: this repository's feed, a second repository's feed (as another
+    // process would have), and a `liststore watch --json` process.
+    let first = ArrayRecorder(try list.observe(), describe: \.text, header: { $0.header })
+    let secondRepository = try Repository(path: path)
+    let second = ArrayRecorder(
+      try secondRepository.list("mix", metadata: SectionMetadata.self, item: RawJSON.self)
+        .observe(),
+      describe: \.text, header: { $0.header })
+    let watchOutput = folder.file("watch.jsonl")
+    let watcher = Process()
+    watcher.executableURL = URL(fileURLWithPath: liststoreBinary)
+    watcher.arguments = ["--db", path, "watch", "mix", "--json"]
+    _ = FileManager.default.createFile(atPath: watchOutput, contents: nil)
+    watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: watchOutput))
+    try watcher.run()
+    defer { if watcher.isRunning { watcher.terminate() } }
+    // The watcher has printed its snapshot once the file has a line.
+    let started = Date()
+    while (fileBytes(watchOutput)?.count ?? 0) == 0 && Date().timeIntervalSince(started) < 10 {
+      usleep(5000)
+    }
+
+    let operations = scaled(24)
+    let failures = Mutex<[String]>([])
+    DispatchQueue.concurrentPerform(iterations: 3) { writer in
+      var random = SeededGenerator(seed: seed &* 31 &+ UInt64(writer))
+      do {
+        let db = try Connection(path: path, mode: .readOnly)
+        for step in 0..<operations {
+          let shape = try Self.shape(db, listID: list.id)
+          switch writer {
+          case 0: try Self.repositoryStep(list, shape, &random, step)
+          case 1: try Self.cliStep(path, shape, &random, step)
+          default: try Self.shellStep(path, shape, &random, step)
+          }
+        }
+      } catch {
+        failures.withLock { $0.append("writer \(writer): \(error)") }
+      }
+    }
+    #expect(failures.withLock { $0 }.isEmpty, "seed \(seed): \(failures.withLock { $0 })")
+
+    // Everyone converges on the database.
+    repository.synchronizeObservers()
+    secondRepository.synchronizeObservers()
+    let truth = try list.observe().sections
+    #expect(first.wait { $0.array.sections == truth }, "seed \(seed)")
+    #expect(second.wait { $0.array.sections == truth }, "seed \(seed)")
+    #expect(first.problems.isEmpty, "seed \(seed): \(first.problems)")
+    #expect(second.problems.isEmpty, "seed \(seed): \(second.problems)")
+    #expect(first.changesets.count > 10)
+    if ProcessInfo.processInfo.environment["LISTSTORE_VERBOSE"] != nil {
+      print(
+        "seed \(seed): \(first.changesets.count) changesets, \(first.changesets.map(\.entryCount).reduce(0, +)) entries"
+      )
+    }
+
+    // The watch process's lines, replayed, give what `show --json` prints.
+    let shown = try liststore(["show", "mix", "--json"], database: path)
+    let expected = try #require(
+      try JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? NSDictionary)
+    let converged = Date()
+    var replayed: NSDictionary?
+    repeat {
+      replayed = try Self.replay(
+        lines: String(decoding: fileBytes(watchOutput) ?? Data(), as: UTF8.self))
+      if replayed == expected { break }
+      usleep(20_000)
+    } while Date().timeIntervalSince(converged) < 10
+    #expect(replayed == expected, "seed \(seed): watch replay differs from show --json")
+
+    // Deleting the list ends every observer, and the watch process exits cleanly.
+    try repository.deleteList("mix")
+    secondRepository.synchronizeObservers()
+    #expect(first.isCompleted)
+    #expect(second.wait { $0.isCompleted })
+    let deadline = Date().addingTimeInterval(10)
+    while watcher.isRunning && Date() < deadline { usleep(10_000) }
+    #expect(!watcher.isRunning)
+    #expect(watcher.terminationStatus == 0)
+  }
+
+  // MARK: - Writers
+
+  /// Picks a random position among `keys` (as a gap index) and its key.
+  static func gapKey(_ keys: [String], excluding: String? = nil, _ random: inout SeededGenerator)
+    throws
+    -> (index: Int, key: String)
+  {
+    let keys = keys.filter { $0 != excluding }
+    let index = Int.random(in: 0...keys.count, using: &random)
+    let key = try PositionKey.between(
+      index > 0 ? keys[index - 1] : nil, index < keys.count ? keys[index] : nil)
+    return (index, key)
+  }
+
+  static func repositoryStep(
+    _ list: StoredList<SectionMetadata, RawJSON>, _ shape: Shape, _ random: inout SeededGenerator,
+    _ step: Int
+  ) throws {
+    let value = RawJSON("{\"r\":\(step)}")
+    do {
+      switch Int.random(in: 0..<10, using: &random) {
+      case 0:
+        try list.insert(
+          section: SectionMetadata(header: "R\(step)"),
+          at: Int.random(in: 0...shape.sections.count, using: &random))
+      case 1 where shape.sections.count > 1:
+        try list.moveSection(
+          from: Int.random(in: 0..<shape.sections.count, using: &random),
+          to: Int.random(in: 0..<shape.sections.count, using: &random))
+      case 2 where !shape.sections.isEmpty:
+        try list.setMetadata(
+          SectionMetadata(header: "M\(step)", footer: "f"),
+          forSectionAt: Int.random(in: 0..<shape.sections.count, using: &random))
+      default:
+        guard let section = shape.sections.indices.randomElement(using: &random) else { return }
+        let count = shape.sections[section].items.count
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0:
+          try list.insert(
+            item: value,
+            at: IndexPath(indexes: [section, Int.random(in: 0...count, using: &random)]))
+        case 1 where count > 0:
+          try list.removeItem(
+            id: shape.sections[section].items[Int.random(in: 0..<count, using: &random)].id)
+        case 2 where count > 0:
+          let target = Int.random(in: 0..<shape.sections.count, using: &random)
+          try list.moveItem(
+            id: shape.sections[section].items[Int.random(in: 0..<count, using: &random)].id,
+            to: IndexPath(indexes: [target, 0]))
+        default:
+          guard count > 0 else { return }
+          try list.replaceItem(
+            id: shape.sections[section].items[Int.random(in: 0..<count, using: &random)].id,
+            with: value)
+        }
+      }
+    } catch {
+      // Another writer changed the list since `shape` was read: a clear refusal is fine.
+      switch error {
+      case .itemNotFound, .sectionNotFound, .itemOutOfRange, .sectionOutOfRange,
+        .insertionOutOfRange,
+        .sectionInsertionOutOfRange:
+        return
+      default: throw error
+      }
+    }
+  }
+
+  static func cliStep(_ path: String, _ shape: Shape, _ random: inout SeededGenerator, _ step: Int)
+    throws
+  {
+    guard let section = shape.sections.indices.randomElement(using: &random) else { return }
+    let count = shape.sections[section].items.count
+    var arguments: [String]
+    switch Int.random(in: 0..<5, using: &random) {
+    case 0, 1:
+      arguments = [
+        "item", "add", "mix", "\(section)", "cli \(step)", "--at",
+        "\(Int.random(in: 0...count, using: &random))",
+      ]
+    case 2 where count > 0:
+      arguments = ["item", "rm", "mix", "\(section):\(Int.random(in: 0..<count, using: &random))"]
+    case 3 where count > 0:
+      let target = Int.random(in: 0..<shape.sections.count, using: &random)
+      arguments = [
+        "item", "move", "mix", "\(section):\(Int.random(in: 0..<count, using: &random))",
+        "\(target):0",
+      ]
+    case 4 where count > 0:
+      arguments = [
+        "item", "set", "mix", "\(section):\(Int.random(in: 0..<count, using: &random))",
+        "[\(step)]", "--json",
+      ]
+    default: arguments = ["section", "set", "mix", "\(section)", "--footer", "cli \(step)"]
+    }
+    let result = try liststore(arguments, database: path)
+    // Status 1 when another writer got there first (an index out of range); never a crash.
+    guard result.status == 0 || (result.status == 1 && result.stderr.hasPrefix("error: ")) else {
+      throw ProcessFailure(description: "\(arguments): \(result)")
+    }
+  }
+
+  static func shellStep(
+    _ path: String, _ shape: Shape, _ random: inout SeededGenerator, _ step: Int
+  ) throws {
+    guard let section = shape.sections.randomElement(using: &random) else { return }
+    let keys = section.items.map(\.key)
+    var statements: [String] = []
+    // One to three statements in one transaction: one changeset for all of them.
+    for _ in 0..<Int.random(in: 1...3, using: &random) {
+      switch Int.random(in: 0..<5, using: &random) {
+      case 0, 1:
+        let (_, key) = try gapKey(keys, &random)
+        statements.append(
+          "INSERT OR IGNORE INTO items(section_id, position, value) VALUES (\(section.id), '\(key)', '\"sh \(step)\"')"
+        )
+      case 2 where !section.items.isEmpty:
+        statements.append(
+          "DELETE FROM items WHERE id = \(section.items.randomElement(using: &random)?.id ?? 0)")
+      case 3 where !section.items.isEmpty:
+        guard let item = section.items.randomElement(using: &random),
+          let target = shape.sections.randomElement(using: &random)
+        else { continue }
+        let (_, key) = try gapKey(target.items.map(\.key), excluding: item.key, &random)
+        statements.append(
+          "UPDATE OR IGNORE items SET section_id = \(target.id), position = '\(key)' WHERE id = \(item.id)"
+        )
+      default:
+        statements.append(
+          "UPDATE items SET value = '{\"sh\":\(step)}' WHERE id = \(section.items.randomElement(using: &random)?.id ?? 0)"
+        )
+      }
+    }
+    let script = "BEGIN IMMEDIATE;\n" + statements.joined(separator: ";\n") + ";\nCOMMIT;"
+    let result = try run("/usr/bin/sqlite3", ["-cmd", ".timeout 10000", path, script])
+    guard result.status == 0 else { throw ProcessFailure(description: "sqlite3: \(result)") }
+  }
+
+  struct ProcessFailure: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  // MARK: - Replaying `watch --json`
+
+  /// The `show --json` object that the snapshot line and every `changes` line give.
+  static func replay(lines text: String) throws -> NSDictionary? {
+    let lines = text.split(separator: "\n").map { Data($0.utf8) }
+    guard let firstLine = lines.first,
+      let first = try JSONSerialization.jsonObject(with: firstLine) as? [String: Any],
+      let snapshot = first["snapshot"] as? [String: Any],
+      var sections = snapshot["sections"] as? [[String: Any]]
+    else { return nil }
+    for line in lines.dropFirst() {
+      guard let object = try JSONSerialization.jsonObject(with: line) as? [String: Any],
+        let changes = object["changes"] as? [String: Any]
+      else { return nil }
+      apply(changes, to: &sections)
+    }
+    var result = snapshot
+    result["sections"] = sections
+    return result as NSDictionary
+  }
+
+  /// The normative application of `changesets.md`, on JSON objects.
+  static func apply(_ changes: [String: Any], to sections: inout [[String: Any]]) {
+    func entries(_ name: String) -> [[String: Any]] { changes[name] as? [[String: Any]] ?? [] }
+    func path(_ value: Any?) -> (Int, Int) {
+      let pair = value as? [Int] ?? [0, 0]
+      return (pair[0], pair[1])
+    }
+    // 1. Remove items, highest index first, then sections.
+    var movedItems: [Int64: [String: Any]] = [:]
+    var removals = entries("deletedItems").map { (path($0["at"]), Int64(0)) }
+    removals += entries("movedItems").map { (path($0["from"]), Int64(($0["id"] as? Int) ?? 0)) }
+    for ((section, row), id) in removals.sorted(by: { $0.0 > $1.0 }) {
+      var items = sections[section]["items"] as? [[String: Any]] ?? []
+      let item = items.remove(at: row)
+      if id != 0 { movedItems[id] = item }
+      sections[section]["items"] = items
+    }
+    var movedSections: [Int: [String: Any]] = [:]
+    var sectionRemovals = entries("deletedSections").map { ($0["index"] as? Int ?? 0, -1) }
+    sectionRemovals += entries("movedSections").map {
+      ($0["from"] as? Int ?? 0, $0["id"] as? Int ?? 0)
+    }
+    for (index, id) in sectionRemovals.sorted(by: { $0.0 > $1.0 }) {
+      let section = sections.remove(at: index)
+      if id >= 0 { movedSections[id] = section }
+    }
+    // 2. Insert sections, then items, lowest index first.
+    var sectionInserts: [(Int, [String: Any])] = entries("insertedSections").map { entry in
+      var section = entry
+      section["index"] = nil
+      return (entry["index"] as? Int ?? 0, section)
+    }
+    for entry in entries("movedSections") {
+      var section = movedSections[entry["id"] as? Int ?? 0] ?? [:]
+      section["header"] = entry["header"] ?? NSNull()
+      section["footer"] = entry["footer"] ?? NSNull()
+      if let metadata = entry["metadata"] { section["metadata"] = metadata }
+      sectionInserts.append((entry["to"] as? Int ?? 0, section))
+    }
+    for (index, section) in sectionInserts.sorted(by: { $0.0 < $1.0 }) {
+      sections.insert(section, at: index)
+    }
+    var itemInserts: [((Int, Int), [String: Any])] = entries("insertedItems").map {
+      (path($0["at"]), ["id": $0["id"] ?? 0, "value": $0["value"] ?? NSNull()])
+    }
+    itemInserts += entries("movedItems").map {
+      (path($0["to"]), ["id": $0["id"] ?? 0, "value": $0["value"] ?? NSNull()])
+    }
+    for ((section, row), item) in itemInserts.sorted(by: { $0.0 < $1.0 }) {
+      var items = sections[section]["items"] as? [[String: Any]] ?? []
+      items.insert(item, at: row)
+      sections[section]["items"] = items
+    }
+    // 3. Update by id.
+    for entry in entries("updatedSections") {
+      guard let index = sections.firstIndex(where: { ($0["id"] as? Int) == (entry["id"] as? Int) })
+      else { continue }
+      sections[index]["header"] = entry["header"] ?? NSNull()
+      sections[index]["footer"] = entry["footer"] ?? NSNull()
+    }
+    for entry in entries("updatedItems") {
+      for index in sections.indices {
+        var items = sections[index]["items"] as? [[String: Any]] ?? []
+        guard let row = items.firstIndex(where: { ($0["id"] as? Int) == (entry["id"] as? Int) })
+        else { continue }
+        items[row]["value"] = entry["value"] ?? NSNull()
+        sections[index]["items"] = items
+      }
+    }
+  }
+}
+
+extension Statement {
+  /// Binds `value` to the only parameter and calls `body` for every row.
+  fileprivate func bindAndRows(_ value: Int64, _ body: (Statement) throws -> Void) throws {
+    try bind(value, at: 1)
+    try forEachRow(body)
+  }
+}
