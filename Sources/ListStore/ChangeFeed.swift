@@ -97,6 +97,20 @@ final class ChangeFeed: Sendable {
     }
   }
 
+  /// Stops watching the database and waits for a refresh under way on another
+  /// thread to finish; observers get nothing more.
+  func shutDown() {
+    watcher.withLock { watcher in
+      watcher?.cancel()
+      watcher = nil
+    }
+    let finished = observers.withLock { observers in
+      defer { observers.removeAll() }
+      return Array(observers.values)
+    }
+    _ = try? exclusively { for observer in finished { observer.finish() } }
+  }
+
   func remove(_ observer: any FeedObserver) {
     observers.withLock { $0[ObjectIdentifier(observer)] = nil }
   }

@@ -26,6 +26,7 @@ final class DatabaseWatcher: Sendable {
     onChange: @escaping @Sendable () -> Void
   ) {
     let queue = DispatchQueue(label: "liststore.watcher")
+    queue.setSpecific(key: Self.queueKey, value: ())
     self.queue = queue
     var sources: [any DispatchSourceProtocol] = []
 
@@ -62,11 +63,15 @@ final class DatabaseWatcher: Sendable {
 
   deinit { cancel() }
 
-  /// Stops watching; `onChange` is not called any more once this returns.
+  /// Marks the watcher's queue, so that `cancel()` knows when it runs on it.
+  private static let queueKey = DispatchSpecificKey<Void>()
+
+  /// Stops watching; `onChange` is not called any more once this returns (unless it
+  /// is called from `onChange` itself).
   func cancel() {
     for source in sources { source.cancel() }
-    // Wait for a handler that may be running.
-    queue.sync {}
+    // Wait for a handler that may be running, unless this is that handler.
+    if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
   }
 
   #if canImport(Glibc)

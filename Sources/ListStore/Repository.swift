@@ -133,6 +133,17 @@ public final class Repository: Sendable {
     feedStorage.withLock { $0 }?.refresh()
   }
 
+  /// Ends every observation of this repository: stops watching the database, waits
+  /// for a delivery under way to finish, and completes the observers' events. Later
+  /// observations start a new feed.
+  public func stopObserving() {
+    let feed = feedStorage.withLock { feed in
+      defer { feed = nil }
+      return feed
+    }
+    feed?.shutDown()
+  }
+
   /// How many rows the change feed's last refresh read from the database.
   package var lastFeedRefreshRowsRead: Int {
     feedStorage.withLock { $0 }?.lastRefreshRowsRead.load(ordering: .relaxed) ?? 0

@@ -112,6 +112,8 @@ enum WatchCommand {
       result = .success
     }
     signals.cancel()
+    // No more deliveries from the feed's threads while this one prints and exits.
+    try context.repository().stopObserving()
     let reason = result == .timedOut ? .timeout : (ending.withLock { $0 } ?? .timeout)
     printLock.withLock { _ in
       printer.end()

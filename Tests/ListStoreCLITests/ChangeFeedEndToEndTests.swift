@@ -63,6 +63,9 @@ import Testing
     watcher.arguments = ["--db", path, "watch", "mix", "--json"]
     _ = FileManager.default.createFile(atPath: watchOutput, contents: nil)
     watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: watchOutput))
+    let watchErrors = folder.file("watch.err")
+    _ = FileManager.default.createFile(atPath: watchErrors, contents: nil)
+    watcher.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: watchErrors))
     try watcher.run()
     defer { if watcher.isRunning { watcher.terminate() } }
     // The watcher has printed its snapshot once the file has a line.
@@ -128,7 +131,11 @@ import Testing
     let deadline = Date().addingTimeInterval(10)
     while watcher.isRunning && Date() < deadline { usleep(10_000) }
     #expect(!watcher.isRunning)
-    #expect(watcher.terminationStatus == 0)
+    let errors = String(decoding: fileBytes(watchErrors) ?? Data(), as: UTF8.self)
+    #expect(
+      watcher.terminationReason == .exit && watcher.terminationStatus == 0,
+      "watch ended with \(watcher.terminationReason == .exit ? "status" : "signal") \(watcher.terminationStatus): \(errors)")
+    #expect(errors == "liststore: the list \"mix\" was deleted\n")
   }
 
   // MARK: - Writers
