@@ -134,7 +134,8 @@ import Testing
     let errors = String(decoding: fileBytes(watchErrors) ?? Data(), as: UTF8.self)
     #expect(
       watcher.terminationReason == .exit && watcher.terminationStatus == 0,
-      "watch ended with \(watcher.terminationReason == .exit ? "status" : "signal") \(watcher.terminationStatus): \(errors)")
+      "watch ended with \(watcher.terminationReason == .exit ? "status" : "signal") \(watcher.terminationStatus): \(errors)"
+    )
     #expect(errors == "liststore: the list \"mix\" was deleted\n")
   }
 
