@@ -45,6 +45,10 @@ let package = Package(
       dependencies: ["migration-embedder"]
     ),
 
+    // Workloads the reliability tests run in processes of their own, to kill or race them.
+    .executableTarget(
+      name: "liststore-stress", dependencies: ["ListStore"], path: "Tests/Stress"),
+
     .target(
       name: "TestSupport",
       dependencies: ["ListStore", "SQLiteKit", "Observable2D"],
@@ -54,6 +58,9 @@ let package = Package(
     .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
     .testTarget(name: "Observable2DTests", dependencies: ["Observable2D", "ReactiveCore"]),
     .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "SQLiteKit", "TestSupport"]),
+    .testTarget(
+      name: "ReliabilityTests",
+      dependencies: ["ListStore", "SQLiteKit", "TestSupport", "liststore", "liststore-stress"]),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",

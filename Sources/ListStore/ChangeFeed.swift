@@ -58,11 +58,11 @@ final class ChangeFeed: Sendable {
   private let observers = Mutex<[ObjectIdentifier: any FeedObserver]>([:])
   private let watcher = Mutex<DatabaseWatcher?>(nil)
 
-  init(path: String, busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) {
+  init(path: String, busyTimeout: Duration, mode: Connection.OpenMode) throws(ListStoreError) {
     self.path = path
     do {
       connection = try Connection(
-        path: path, mode: readOnly ? .readOnly : .readWrite, busyTimeout: busyTimeout)
+        path: path, mode: mode == .readWriteCreate ? .readWrite : mode, busyTimeout: busyTimeout)
     } catch {
       throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
     }

@@ -52,6 +52,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case busy(path: String, timeout: Duration)
   /// Rows carry position keys that ListStore cannot order between.
   case malformedPosition(String)
+  /// `check()` found problems.
+  case integrity(count: Int, path: String)
   /// Any other SQLite failure.
   case sqlite(SQLiteError)
 
@@ -107,6 +109,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "\(path) stayed locked by another writer for more than \(timeout); try again"
     case .malformedPosition(let detail):
       "\(detail); run 'liststore check' to find the damaged rows"
+    case .integrity(let count, let path):
+      "\(path) failed \(count) check\(count == 1 ? "" : "s"); restore a backup, or repair the rows named above"
     case .sqlite(let error):
       error.description
     }

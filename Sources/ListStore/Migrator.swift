@@ -41,8 +41,7 @@ enum Migrator {
     let readOnly = forceReadOnly || (exists && !isWritable(path: path))
     let connection: Connection
     do {
-      connection = try Connection(
-        path: path, mode: readOnly ? .readOnly : .readWriteCreate, busyTimeout: busyTimeout)
+      connection = try openConnection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
     } catch let error as SQLiteError {
       throw .cannotOpen(path: path, reason: error.message)
     } catch {
@@ -66,6 +65,22 @@ enum Migrator {
       throw .cannotOpen(path: path, reason: "\(error)")
     }
     return connection
+  }
+
+  /// Opens a connection; a read-only file whose folder cannot be written either (read-only
+  /// media) and that has no `-shm` file is opened immutable, the one way SQLite reads a WAL
+  /// database there.
+  static func openConnection(path: String, readOnly: Bool, busyTimeout: Duration) throws
+    -> Connection
+  {
+    do {
+      let connection = try Connection(
+        path: path, mode: readOnly ? .readOnly : .readWriteCreate, busyTimeout: busyTimeout)
+      if readOnly { _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") }  // Reads.
+      return connection
+    } catch let error as SQLiteError where readOnly && error.code ~= .cannotOpen {
+      return try Connection(path: path, mode: .immutable, busyTimeout: busyTimeout)
+    }
   }
 
   /// The schema version of a ListStore database; 0 for an empty file.

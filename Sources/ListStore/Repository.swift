@@ -43,11 +43,26 @@ public final class Repository: Sendable {
   ///   - readOnly: Open without ever writing (the file must exist).
   /// - Throws: ``ListStoreError`` when the file is not a ListStore database, has a
   ///   newer schema, or cannot be created or opened. Nothing is modified then.
-  public init(
+  public convenience init(
     path: String = Repository.defaultPath(), busyTimeout: Duration = .seconds(10),
     readOnly: Bool = false
   ) throws(ListStoreError) {
+    try self.init(path: path, busyTimeout: busyTimeout, readOnly: readOnly, maximumPageCount: nil)
+  }
+
+  /// Opens the database with its writes limited to `maximumPageCount` pages (SQLite's
+  /// `max_page_count`), which stands in for a full disk in tests.
+  package init(
+    path: String, busyTimeout: Duration, readOnly: Bool, maximumPageCount: Int?
+  ) throws(ListStoreError) {
     let connection = try Migrator.open(path: path, busyTimeout: busyTimeout, readOnly: readOnly)
+    if let maximumPageCount {
+      do {
+        _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")
+      } catch {
+        throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
+      }
+    }
     self.path = path
     self.busyTimeout = busyTimeout
     self.isReadOnly = connection.isReadOnly
@@ -118,7 +133,7 @@ public final class Repository: Sendable {
   func changeFeed() throws(ListStoreError) -> ChangeFeed {
     try feedStorage.withLock { feed throws(ListStoreError) -> ChangeFeed in
       if let feed { return feed }
-      let made = try ChangeFeed(path: path, busyTimeout: busyTimeout, readOnly: isReadOnly)
+      let made = try ChangeFeed(path: path, busyTimeout: busyTimeout, mode: connection.mode)
       feed = made
       return made
     }

@@ -188,6 +188,43 @@ enum Commands {
       }),
     WatchCommand.spec,
     CommandSpec(
+      path: ["check"], abstract: "Check the database's integrity and ListStore's invariants.",
+      discussion: """
+        Runs SQLite's integrity check, then checks that every item is in a section and every
+        section in a list, that position keys are unique and well formed, that values are
+        JSON, that the schema's tables and triggers are there, and that the change log is
+        consistent. Prints each problem on standard output and exits 1 when there is any.
+        """,
+      run: { _, context in
+        let repository = try context.repository()
+        let problems = try repository.check()
+        guard problems.isEmpty else {
+          // The problems are the command's output, printed even though it then fails.
+          for problem in problems { context.out.line(Rendering.visible(problem.description)) }
+          context.out.flush()
+          throw ListStoreError.integrity(count: problems.count, path: repository.path)
+        }
+        context.out.line("ok: \(repository.path) passed every check")
+      }),
+    CommandSpec(
+      path: ["backup"],
+      abstract: "Copy the database to a new file, consistently, while others write.",
+      discussion:
+        "Uses SQLite's online backup API: the copy is one consistent state of the database.",
+      arguments: [ArgumentSpec(name: "PATH", help: "The new file (it must not exist).")],
+      run: { invocation, context in
+        let path = invocation.argument("PATH")
+        let repository = try context.repository()
+        let showProgress = isatty(STDERR_FILENO) == 1
+        try repository.backup(to: path) { copied, total in
+          guard showProgress, total > 0 else { return }
+          let line = "\rbacking up: \(copied * 100 / total)% of \(total) pages"
+          _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        }
+        if showProgress { _ = "\n".withCString { write(STDERR_FILENO, $0, 1) } }
+        context.out.line("backed up \(repository.path) to \(path)")
+      }),
+    CommandSpec(
       path: ["export"], abstract: "Print a list as JSON, as 'show --json' does.", arguments: [list],
       run: { invocation, context in
         let list = try context.list(invocation.argument("LIST"))

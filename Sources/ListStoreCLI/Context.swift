@@ -62,7 +62,17 @@ final class Context {
   /// usage errors never touch the database.
   func repository() throws(ListStoreError) -> Repository {
     if let openedRepository { return openedRepository }
-    let repository = try Repository(path: databasePath)
+    // Seconds a write waits for another writer's lock (default 10).
+    var busyTimeout = Duration.seconds(10)
+    if let seconds = environment["LISTSTORE_BUSY_TIMEOUT"].flatMap(Double.init), seconds >= 0,
+      seconds < 1e6
+    {
+      busyTimeout = .milliseconds(Int(seconds * 1000))
+    }
+    let repository = try Repository(
+      path: databasePath, busyTimeout: busyTimeout,
+      readOnly: false, maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) }
+    )
     openedRepository = repository
     return repository
   }

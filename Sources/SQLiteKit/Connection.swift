@@ -25,10 +25,15 @@ public final class Connection {
     case readWrite
     /// Open for reading and writing, creating the file when it does not exist.
     case readWriteCreate
+    /// Open for reading a file nothing can change, such as one on read-only media:
+    /// SQLite takes no locks and needs no `-shm` file (its `immutable` parameter).
+    case immutable
   }
 
   /// The path the connection was opened with.
   public let path: String
+  /// How it was opened.
+  public let mode: OpenMode
 
   let handle: OpaquePointer
   private var statementCache: [String: Statement] = [:]
@@ -55,13 +60,17 @@ public final class Connection {
     path: String, mode: OpenMode = .readWriteCreate, busyTimeout: Duration = .seconds(10)
   ) throws {
     var flags = SQLITE_OPEN_NOMUTEX
+    var filename = path
     switch mode {
     case .readOnly: flags |= SQLITE_OPEN_READONLY
     case .readWrite: flags |= SQLITE_OPEN_READWRITE
     case .readWriteCreate: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+    case .immutable:
+      flags |= SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+      filename = "file:" + Self.percentEncoded(path) + "?immutable=1"
     }
     var db: OpaquePointer?
-    let status = sqlite3_open_v2(path, &db, flags, nil)
+    let status = sqlite3_open_v2(filename, &db, flags, nil)
     guard let db else { throw SQLiteError(code: ResultCode(rawValue: status)) }
     guard status == SQLITE_OK else {
       let error = SQLiteError(
@@ -72,6 +81,7 @@ public final class Connection {
     }
     self.handle = db
     self.path = path
+    self.mode = mode
     sqlite3_extended_result_codes(db, 1)
     let milliseconds =
       busyTimeout.components.seconds * 1000
@@ -86,6 +96,24 @@ public final class Connection {
   }
 
   deinit { close() }
+
+  /// `path` with the characters a URI filename reserves escaped.
+  private static func percentEncoded(_ path: String) -> String {
+    var result = ""
+    for byte in path.utf8 {
+      switch byte {
+      case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "/"), UInt8(ascii: "."),
+        UInt8(ascii: "-"),
+        UInt8(ascii: "_"), UInt8(ascii: "~"):
+        result.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        let hex = String(byte, radix: 16, uppercase: true)
+        result += "%" + (hex.count == 1 ? "0" + hex : hex)
+      }
+    }
+    return result
+  }
 
   /// Finalizes the cached statements and closes the handle. Idempotent.
   ///
@@ -120,6 +148,10 @@ public final class Connection {
   /// - Returns: The prepared statement.
   /// - Throws: ``SQLiteError`` for a syntax error, or when the connection is closed.
   public func prepare(_ sql: String) throws -> Statement {
+    try compile(sql, owned: true)
+  }
+
+  private func compile(_ sql: String, owned: Bool) throws -> Statement {
     guard !isClosed else { throw SQLiteError(code: .misuse, message: "connection is closed") }
     var statement: OpaquePointer?
     let status = sqlite3_prepare_v3(
@@ -127,11 +159,14 @@ public final class Connection {
     guard status == SQLITE_OK, let statement else {
       throw lastError(status == SQLITE_OK ? SQLITE_MISUSE : status, sql: sql)
     }
-    return Statement(handle: statement, connection: self, sql: sql)
+    return Statement(handle: statement, connection: self, sql: sql, keepsConnectionAlive: owned)
   }
 
   /// A prepared statement for `sql`, compiled once per connection and reset before
   /// it is handed out again.
+  ///
+  /// The statement is lent, not given: it belongs to the connection, which finalizes
+  /// it when it closes, so do not keep it beyond the connection's life.
   /// - Parameter sql: A single SQL statement.
   /// - Returns: The cached statement, reset and with its bindings cleared.
   /// - Throws: ``SQLiteError`` for a syntax error, or when the connection is closed.
@@ -140,7 +175,7 @@ public final class Connection {
       statement.reset()
       return statement
     }
-    let statement = try prepare(sql)
+    let statement = try compile(sql, owned: false)
     statementCache[sql] = statement
     return statement
   }

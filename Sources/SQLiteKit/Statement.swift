@@ -14,15 +14,20 @@ internal import CSQLite
 /// ```
 public final class Statement {
   let handle: OpaquePointer
-  private let connection: Connection
+  /// The connection. Unowned so that its statement cache (which holds statements) is
+  /// no reference cycle: cached statements are finalized before the connection goes.
+  private unowned let connection: Connection
+  /// Keeps the connection alive for statements the caller owns (``Connection/prepare(_:)``).
+  private let owner: Connection?
   private var isFinalized = false
 
   /// The SQL text the statement was compiled from.
   public let sql: String
 
-  init(handle: OpaquePointer, connection: Connection, sql: String) {
+  init(handle: OpaquePointer, connection: Connection, sql: String, keepsConnectionAlive: Bool) {
     self.handle = handle
     self.connection = connection
+    self.owner = keepsConnectionAlive ? connection : nil
     self.sql = sql
   }
 
