@@ -137,21 +137,20 @@ enum Migrator {
 
   /// Refuses, without modifying it, a non-empty file that does not start with the
   /// SQLite header.
+  ///
+  /// The header is read through SQLite's file layer, never with `open()` and `close()`
+  /// of our own: closing any descriptor of a database file drops every POSIX lock this
+  /// process holds on it, so a connection already open here would lose its locks and
+  /// another process could checkpoint under it — a known way to corrupt a database.
   private static func checkHeader(path: String) throws(ListStoreError) {
-    let descriptor = Glibc.open(path, O_RDONLY)
-    guard descriptor >= 0 else {
-      throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
+    let header: [UInt8]
+    do {
+      header = try Connection.readStart(ofFileAt: path, count: 16)
+    } catch {
+      throw .cannotOpen(path: path, reason: error.message)
     }
-    defer { close(descriptor) }
-    var header = [UInt8](repeating: 0, count: 16)
-    let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 16) }
-    if count < 0 {
-      throw .cannotOpen(path: path, reason: String(cString: strerror(errno)))
-    }
-    if count == 0 { return }  // An empty file becomes a new database.
-    guard count == 16, header == Array("SQLite format 3\0".utf8) else {
-      throw .notADatabase(path: path)
-    }
+    if header.isEmpty { return }  // An empty file becomes a new database.
+    guard header == Array("SQLite format 3\0".utf8) else { throw .notADatabase(path: path) }
   }
 
   /// Whether the file may be written: some write permission bit is set (also for

@@ -2,9 +2,11 @@ internal import CSQLite
 
 extension Connection {
   /// Copies the main database into the file at `path` with SQLite's online backup
-  /// API, a few pages at a time, so that writers on other connections are not held
-  /// up: when one of them commits during the copy, the copy starts again from that
-  /// state. The result is one consistent snapshot.
+  /// API, a few pages at a time, all inside one read transaction of this connection:
+  /// the copy is the one consistent state that transaction sees. In WAL mode writers
+  /// on other connections go on committing meanwhile. (Without that transaction,
+  /// SQLite would notice commits by other processes to a WAL database too late and
+  /// mix pages of different states.)
   ///
   /// - Parameters:
   ///   - path: The file to write; it is created or overwritten.
@@ -16,6 +18,10 @@ extension Connection {
     progress: (_ copied: Int, _ total: Int) -> Void = { _, _ in }
   ) throws {
     let target = try Connection(path: path, mode: .readWriteCreate)
+    try execute("BEGIN DEFERRED TRANSACTION")
+    defer { _ = sqlite3_exec(handle, "COMMIT TRANSACTION", nil, nil, nil) }
+    // Start the read transaction now, so that every step reads the same snapshot.
+    _ = try scalarInt64("SELECT count(*) FROM sqlite_schema")
     guard let backup = sqlite3_backup_init(target.handle, "main", handle, "main") else {
       throw target.lastError(sqlite3_errcode(target.handle))
     }

@@ -259,6 +259,26 @@ public final class Connection {
     try scalarInt64("PRAGMA data_version") ?? 0
   }
 
+  /// The first `count` bytes (fewer for a shorter file) of the file at `path`, read
+  /// through SQLite's file layer so that connections this process has open on the
+  /// same file keep their locks (closing a descriptor of one's own would drop them).
+  /// - Parameters:
+  ///   - path: The file.
+  ///   - count: How many bytes to read at most.
+  /// - Returns: The bytes.
+  /// - Throws: ``SQLiteError`` (`SQLITE_CANTOPEN`, `SQLITE_IOERR`) when the file cannot be read.
+  public static func readStart(ofFileAt path: String, count: Int) throws(SQLiteError) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var read: Int32 = 0
+    let status = bytes.withUnsafeMutableBufferPointer { buffer in
+      csqlite_read_file_start(path, buffer.baseAddress, Int32(count), &read)
+    }
+    guard status == SQLITE_OK else {
+      throw SQLiteError(code: ResultCode(rawValue: status), sql: nil)
+    }
+    return Array(bytes.prefix(Int(read)))
+  }
+
   /// The SQLite library version, e.g. `3.40.1`.
   public static var libraryVersion: String { String(cString: sqlite3_libversion()) }
 }

@@ -113,6 +113,43 @@ import Testing
     #expect(replayed != nil && replayed == expectedJSON)
   }
 
+  /// Other processes opening the database while this process writes through a second
+  /// connection corrupt nothing. (Opening used to read the file's header with `open()`
+  /// and `close()` of its own, which drops all of this process's POSIX locks on the file:
+  /// another process then checkpointed under the writer.)
+  @Test func openingTheDatabaseElsewhereWhileThisProcessWritesCorruptsNothing() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let db = folder.file("live.sqlite")
+    let repository = try Repository(path: db)
+    let list = try repository.createList("numbers", metadata: String.self, item: Int.self)
+    try list.appendSection("odd")
+    try list.appendItems(Array(0..<10_000), toSection: 0)
+    let stop = Atomic<Bool>(false)
+    let failure = Mutex<String?>(nil)
+    let writer = Thread {
+      do {
+        // Opened while `repository` holds its locks: the case that went wrong.
+        let mine = try Repository(path: db).list("numbers", metadata: String.self, item: Int.self)
+        var next = 0
+        while !stop.load(ordering: .relaxed) {
+          try mine.appendItem(next, toSection: 0)
+          next += 1
+        }
+      } catch {
+        failure.withLock { $0 = "\(error)" }
+      }
+    }
+    writer.start()
+    for _ in 0..<scaled(8) {
+      #expect(try liststore(["lists"], database: db).status == 0)
+    }
+    stop.store(true, ordering: .relaxed)
+    while !writer.isFinished { pause(0.001) }
+    #expect(failure.withLock { $0 } == nil)
+    #expect(try repository.check().isEmpty)
+  }
+
   /// Writers wait for each other up to the busy timeout (10 s by default,
   /// `LISTSTORE_BUSY_TIMEOUT` seconds for the CLI), then fail with a clear error.
   @Test func aWriterWaitsForTheLockThenFailsClearlyPastItsBound() throws {
