@@ -351,7 +351,7 @@ final class Tmux {
 
   /// Polls the pane until `condition` holds, for up to `seconds`.
   func waitFor(
-    seconds: Double = 5, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    seconds: Double = 20, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: ([String]) -> Bool
   ) throws {
     let deadline = Date().addingTimeInterval(seconds)
