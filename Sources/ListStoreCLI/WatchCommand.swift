@@ -243,31 +243,19 @@ final class ScreenPrinter: WatchPrinter {
 extension Rendering {
   /// "2 items inserted, 1 moved" — what a changeset did, briefly.
   static func summary(of changes: Changeset<RawJSON, RawJSON>) -> String {
-    var parts: [String] = []
-    func add(_ count: Int, _ what: String) {
-      if count > 0 { parts.append("\(count) \(what)") }
+    let counts: [(Int, String, String)] = [
+      (changes.insertedSections.count, "section", "added"),
+      (changes.deletedSections.count, "section", "removed"),
+      (changes.movedSections.count, "section", "moved"),
+      (changes.updatedSections.count, "section", "changed"),
+      (changes.insertedItems.count, "item", "added"),
+      (changes.deletedItems.count, "item", "removed"),
+      (changes.movedItems.count, "item", "moved"), (changes.updatedItems.count, "item", "changed"),
+    ]
+    return counts.filter { $0.0 > 0 }.map { count, noun, verb in
+      "\(count) \(noun)\(count == 1 ? "" : "s") \(verb)"
     }
-    add(
-      changes.insertedSections.count,
-      changes.insertedSections.count == 1 ? "section added" : "sections added")
-    add(
-      changes.deletedSections.count,
-      changes.deletedSections.count == 1 ? "section removed" : "sections removed")
-    add(
-      changes.movedSections.count,
-      changes.movedSections.count == 1 ? "section moved" : "sections moved")
-    add(
-      changes.updatedSections.count,
-      changes.updatedSections.count == 1 ? "section changed" : "sections changed")
-    add(
-      changes.insertedItems.count, changes.insertedItems.count == 1 ? "item added" : "items added")
-    add(
-      changes.deletedItems.count, changes.deletedItems.count == 1 ? "item removed" : "items removed"
-    )
-    add(changes.movedItems.count, changes.movedItems.count == 1 ? "item moved" : "items moved")
-    add(
-      changes.updatedItems.count, changes.updatedItems.count == 1 ? "item changed" : "items changed"
-    )
-    return parts.joined(separator: ", ")
+    .joined(separator: ", ")
   }
+
 }

@@ -19,39 +19,29 @@ import Synchronization
 /// }
 /// ```
 public final class DisposeBag: Disposable {
-  // `nil` once disposed.
-  private let items = Mutex<[any Disposable]?>([])
+  private let members = CompositeDisposable()
 
   /// Creates an empty bag.
   public init() {}
 
   deinit {
-    dispose()
+    members.dispose()
   }
 
   /// Adds `disposable`, or disposes it at once if the bag was already disposed.
   ///
   /// - Parameter disposable: The disposable to keep until the bag is disposed.
   public func insert(_ disposable: any Disposable) {
-    let added = items.withLock { items -> Bool in
-      guard items != nil else { return false }
-      items?.append(disposable)
-      return true
-    }
-    if !added { disposable.dispose() }
+    members.insert(disposable)
   }
 
   /// Disposes everything in the bag; later insertions are disposed at once.
   public func dispose() {
-    let members = items.withLock { items in
-      defer { items = nil }
-      return items ?? []
-    }
-    for member in members { member.dispose() }
+    members.dispose()
   }
 
   /// Whether the bag was disposed.
   public var isDisposed: Bool {
-    items.withLock { $0 == nil }
+    members.isDisposed
   }
 }
