@@ -76,7 +76,8 @@ enum Migrator {
     do {
       let connection = try Connection(
         path: path, mode: readOnly ? .readOnly : .readWriteCreate, busyTimeout: busyTimeout)
-      if readOnly { _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") }  // Reads.
+      // Read something, so that a file that cannot be read fails here.
+      if readOnly { _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") }
       return connection
     } catch let error as SQLiteError where readOnly && error.code ~= .cannotOpen {
       return try Connection(path: path, mode: .immutable, busyTimeout: busyTimeout)

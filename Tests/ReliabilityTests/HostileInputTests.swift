@@ -170,7 +170,8 @@ import Testing
       var bytes = (0..<Int.random(in: 1...70_000, using: &random)).map { _ in
         UInt8.random(in: 0...255, using: &random)
       }
-      if index % 3 == 0 { bytes = Array("SQLite format 3\0".utf8) + bytes }  // A header, then garbage.
+      // Every third file: a valid header, then garbage.
+      if index % 3 == 0 { bytes = Array("SQLite format 3\0".utf8) + bytes }
       try Data(bytes).write(to: URL(fileURLWithPath: path))
       for arguments in [
         ["lists"], ["list", "create", "x"], ["watch", "x", "--timeout", "0"], ["check"],
