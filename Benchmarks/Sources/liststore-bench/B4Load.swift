@@ -56,7 +56,7 @@ enum LoadBenchmark {
         id: "B4", name: "observe() of \(label) items: peak RSS", unit: "MB", value: memory,
         baseline: scanMemory, ratio: memory.max / scanMemory.max, target: "≤ 400 MB",
         pass: memory.max <= 400,
-        note: "VmHWM of the child (getrusage maxrss), process start-up included"),
+        note: "VmHWM of the child process, its start-up included"),
     ]
   }
 

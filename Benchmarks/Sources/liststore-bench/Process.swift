@@ -93,11 +93,24 @@ func executablePath() -> String {
   return String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-/// The process's peak resident set size (`VmHWM`), in bytes.
+/// The process's peak resident set size (`VmHWM` of `/proc/self/status`), in bytes.
+///
+/// Not `getrusage`'s `ru_maxrss`: Linux carries that over `execve` from the address
+/// space being replaced, which for a `posix_spawn`ed child is its parent's.
 func peakResidentBytes() -> Int {
-  var usage = rusage()
-  getrusage(RUSAGE_SELF.rawValue, &usage)
-  return usage.ru_maxrss * 1024
+  guard let file = fopen("/proc/self/status", "r") else { return 0 }
+  defer { fclose(file) }
+  var line: UnsafeMutablePointer<CChar>?
+  var capacity = 0
+  defer { free(line) }
+  while getline(&line, &capacity, file) > 0, let line {
+    let text = String(cString: line)
+    if text.hasPrefix("VmHWM:") {
+      let digits = text.drop { !$0.isNumber }.prefix { $0.isNumber }
+      return (Int(digits) ?? 0) * 1024
+    }
+  }
+  return 0
 }
 
 /// Whether a file exists and may be executed.
