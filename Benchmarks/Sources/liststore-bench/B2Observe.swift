@@ -24,7 +24,8 @@ enum ObserveBenchmark {
   }
 
   static func run(_ options: Options, scratch: String) throws -> [Row] {
-    let sizes = options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000]
+    let sizes =
+      options.b2Sizes ?? (options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000])
     var results: [(size: Int, samples: [Operation: [Double]])] = []
     for size in sizes {
       results.append(

@@ -83,6 +83,8 @@ struct Options {
   var only: Set<String>?
   /// The `liststore` binary for B7.
   var cliPath: String?
+  /// List sizes for B2 instead of the defaults (for profiling one size).
+  var b2Sizes: [Int]?
 }
 
 /// Runs `warmups` unmeasured rounds and then `runs` measured rounds of a subject and its

@@ -9,7 +9,8 @@ import FoundationEssentials
 /// of issue 7, each beside its baseline; see BENCHMARKS.md.
 enum Main {
   static let usage =
-    "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH]"
+    "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
+    + "[--b2-sizes 1000,1000000]"
 
   static let benchmarks: [(id: String, run: @Sendable (Options, String) throws -> [Row])] = [
     ("B1", InsertBenchmark.run),
@@ -56,6 +57,11 @@ enum Main {
       case "--cli":
         guard let path = rest.popFirst() else { return nil }
         options.cliPath = path
+      case "--b2-sizes":
+        guard let list = rest.popFirst() else { return nil }
+        let sizes = list.split(separator: ",").compactMap { Int($0) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
+        options.b2Sizes = sizes
       case "--only":
         guard let list = rest.popFirst() else { return nil }
         let ids = Set(list.split(separator: ",").map { $0.uppercased() })
