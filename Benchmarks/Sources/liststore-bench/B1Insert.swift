@@ -6,7 +6,7 @@ enum InsertBenchmark {
   static let sections = 10
 
   static func run(_ options: Options, scratch: String) throws -> [Row] {
-    let count = options.quick ? 100_000 : 1_000_000
+    let count = options.b1Items ?? (options.quick ? 100_000 : 1_000_000)
     let runs = options.quick ? 3 : 3
     let perSection = count / sections
     let strings = (0..<perSection).map(Fixtures.text)

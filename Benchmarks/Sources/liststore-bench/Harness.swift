@@ -85,6 +85,8 @@ struct Options {
   var cliPath: String?
   /// List sizes for B2 instead of the defaults (for profiling one size).
   var b2Sizes: [Int]?
+  /// Items inserted by B1 instead of the default (for profiling a reduced run).
+  var b1Items: Int?
 }
 
 /// Runs `warmups` unmeasured rounds and then `runs` measured rounds of a subject and its

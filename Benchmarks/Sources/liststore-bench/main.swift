@@ -10,7 +10,7 @@ import FoundationEssentials
 enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
-    + "[--b2-sizes 1000,1000000]"
+    + "[--b1-items N] [--b2-sizes 1000,1000000]"
 
   static let benchmarks: [(id: String, run: @Sendable (Options, String) throws -> [Row])] = [
     ("B1", InsertBenchmark.run),
@@ -57,6 +57,9 @@ enum Main {
       case "--cli":
         guard let path = rest.popFirst() else { return nil }
         options.cliPath = path
+      case "--b1-items":
+        guard let count = rest.popFirst().flatMap({ Int($0) }), count >= 10 else { return nil }
+        options.b1Items = count
       case "--b2-sizes":
         guard let list = rest.popFirst() else { return nil }
         let sizes = list.split(separator: ",").compactMap { Int($0) }
