@@ -29,6 +29,7 @@ enum CrossProcessBenchmark {
     defer { removeDatabase(path) }
     let repository = try Repository(path: path)
     let list = try Fixtures.makeList(repository, name: "b3", sections: 10, perSection: size / 10)
+    defer { keepUntilExit(repository) }
     let id = try list.itemID(at: IndexPath(indexes: [5, size / 20]))
     let array = try list.observe()
     let latencies = Latencies()

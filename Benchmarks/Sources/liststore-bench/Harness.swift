@@ -1,4 +1,6 @@
 import FoundationEssentials
+import ListStore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -142,4 +144,18 @@ func trimmed(_ text: some StringProtocol) -> String {
 /// Deletes a database file with its WAL and shared-memory files.
 func removeDatabase(_ path: String) {
   for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
+}
+
+/// Repositories that had observers, kept until the process exits.
+///
+/// Works around a library bug: the change feed's file watcher holds the feed strongly
+/// while its handler runs, so releasing the last reference to an observed repository
+/// at that moment runs `ChangeFeed.deinit` on the watcher's own queue, whose
+/// `DatabaseWatcher.cancel()` then calls `queue.sync {}` on that queue and libdispatch
+/// traps (seen at the end of B2 under valgrind). See BENCHMARKS.md.
+private let keptRepositories = Mutex<[Repository]>([])
+
+/// Keeps `repository` alive until the process exits (see `keptRepositories`).
+func keepUntilExit(_ repository: Repository) {
+  keptRepositories.withLock { $0.append(repository) }
 }

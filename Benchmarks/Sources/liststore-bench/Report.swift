@@ -16,6 +16,9 @@ struct Report: Encodable {
     var cpu: String
     var cores: Int
     var sqlite: String
+    /// `/proc/loadavg` when the run started and when it ended: other work on the
+    /// machine shows here.
+    var loadAverage: [String] = []
   }
 
   /// The table, as Markdown, with each row's note below it.
@@ -60,6 +63,17 @@ struct Report: Encodable {
     defer { fclose(file) }
     let written = data.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
     try check(written == data.count, "cannot write \(path): \(errnoText())")
+  }
+
+  /// The first three fields of `/proc/loadavg`.
+  static func loadAverage() -> String {
+    guard let file = fopen("/proc/loadavg", "r") else { return "" }
+    defer { fclose(file) }
+    var buffer = [CChar](repeating: 0, count: 128)
+    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return "" }
+    let text = String(
+      decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return text.split(separator: " ").prefix(3).joined(separator: " ")
   }
 
   /// The machine this runs on: CPU model and online cores.

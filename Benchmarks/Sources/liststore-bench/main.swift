@@ -78,6 +78,7 @@ enum Main {
 
   static func run(_ options: Options) -> Int32 {
     let started = monotonicNanoseconds()
+    let loadAtStart = Report.loadAverage()
     let scratch: String
     do {
       scratch = try makeScratchFolder()
@@ -98,15 +99,18 @@ enum Main {
       }
       printError(" \(format(Double(monotonicNanoseconds() - start) / 1e9)) s\n")
     }
+    var machine = Report.currentMachine(sqlite: String(cString: sqlite3_libversion()))
+    machine.loadAverage = [loadAtStart, Report.loadAverage()]
     let report = Report(
-      mode: options.quick ? "quick" : "full", commit: commit(),
-      machine: Report.currentMachine(sqlite: String(cString: sqlite3_libversion())),
+      mode: options.quick ? "quick" : "full", commit: commit(), machine: machine,
       seconds: Double(monotonicNanoseconds() - started) / 1e9, rows: rows)
     print(report.table)
     let jsonPath = options.jsonPath ?? defaultJSONPath(quick: options.quick)
     do {
       try report.write(to: jsonPath)
-      print("\nJSON: \(jsonPath) (\(report.mode) run, \(format(report.seconds)) s)")
+      print(
+        "\nJSON: \(jsonPath) (\(report.mode) run, \(format(report.seconds)) s; load average "
+          + "\(machine.loadAverage.joined(separator: " → ")))")
     } catch {
       printError("error: \(error)\n")
       return 1
