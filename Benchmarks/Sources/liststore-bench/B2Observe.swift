@@ -122,17 +122,24 @@ enum ObserveBenchmark {
           changeset.updatedItems.first.map { $0.id == id && $0.at == at && $0.value == value }
             ?? false
         })
+      try check(array[at] == value, "B2: the array does not show the updated value")
       let inserted = try timed(
         .insert, measured: measured, { try list.insert(item: "inserted \(round)", at: at) },
         expect: { id, changeset in
           changeset.insertedItems.first.map { $0.id == id && $0.at == at } ?? false
         })
+      try check(
+        array.sections[section].items.id(at: row) == inserted,
+        "B2: the array does not show the inserted item")
       try timed(
         .move, measured: measured, { try list.moveItem(id: inserted, to: target) },
         expect: { _, changeset in
           changeset.movedItems.first.map { $0.id == inserted && $0.from == at && $0.to == target }
             ?? false
         })
+      try check(
+        array.sections[other].items.id(at: otherRow) == inserted,
+        "B2: the array does not show the moved item")
       try timed(
         .delete, measured: measured, { try list.removeItem(id: inserted) },
         expect: { _, changeset in
