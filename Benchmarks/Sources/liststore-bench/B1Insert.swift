@@ -11,7 +11,9 @@ enum InsertBenchmark {
     let perSection = count / sections
     let strings = (0..<perSection).map(Fixtures.text)
     let entries = (0..<perSection).map { Entry(name: Fixtures.text($0), count: $0) }
-    let path = scratch + "/b1.sqlite"
+    let folder = try ScratchFolder(in: scratch, name: "b1")
+    defer { folder.remove() }
+    let path = folder.database
 
     func typed<Item: Codable>(_ values: [Item]) throws -> Double {
       removeDatabase(path)

@@ -65,9 +65,9 @@ enum ObserveBenchmark {
   private static func measure(size: Int, rounds: Int, scratch: String) throws -> [Operation:
     [Double]]
   {
-    let path = scratch + "/b2-\(size).sqlite"
-    removeDatabase(path)
-    defer { removeDatabase(path) }
+    let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
+    defer { folder.remove() }
+    let path = folder.database
     let perSection = size / sections
     let repository = try Repository(path: path)
     let list = try Fixtures.makeList(

@@ -24,9 +24,9 @@ enum CrossProcessBenchmark {
     let size = options.quick ? 10_000 : 100_000
     let count = options.quick ? 100 : 1_000
     let intervalMicroseconds = options.quick ? 5_000 : 10_000
-    let path = scratch + "/b3.sqlite"
-    removeDatabase(path)
-    defer { removeDatabase(path) }
+    let folder = try ScratchFolder(in: scratch, name: "b3")
+    defer { folder.remove() }
+    let path = folder.database
     let repository = try Repository(path: path)
     let list = try Fixtures.makeList(repository, name: "b3", sections: 10, perSection: size / 10)
     defer { keepUntilExit(repository) }

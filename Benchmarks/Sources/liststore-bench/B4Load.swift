@@ -16,9 +16,9 @@ enum LoadBenchmark {
   static func run(_ options: Options, scratch: String) throws -> [Row] {
     let size = options.quick ? 100_000 : 1_000_000
     let runs = options.quick ? 3 : 5
-    let path = scratch + "/b4.sqlite"
-    removeDatabase(path)
-    defer { removeDatabase(path) }
+    let folder = try ScratchFolder(in: scratch, name: "b4")
+    defer { folder.remove() }
+    let path = folder.database
     do {
       let repository = try Repository(path: path)
       try Fixtures.makeList(repository, name: "b4", sections: 10, perSection: size / 10)

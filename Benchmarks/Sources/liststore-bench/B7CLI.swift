@@ -15,9 +15,9 @@ enum CLIBenchmark {
     }
     guard let shell = ["/usr/bin/sqlite3", "/usr/local/bin/sqlite3"].first(where: isExecutable)
     else { throw BenchError("B7 needs the sqlite3 shell (apt-get install sqlite3)") }
-    let path = scratch + "/b7.sqlite"
-    removeDatabase(path)
-    defer { removeDatabase(path) }
+    let folder = try ScratchFolder(in: scratch, name: "b7")
+    defer { folder.remove() }
+    let path = folder.database
     let perSection = 10_000
     let sectionID: Int64
     do {

@@ -141,6 +141,26 @@ func trimmed(_ text: some StringProtocol) -> String {
   String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
 }
 
+/// A folder of its own under the scratch folder, for one database: a file watcher left
+/// on it (see `keepUntilExit`) sees nothing of the files of later measurements.
+struct ScratchFolder {
+  let path: String
+
+  init(in scratch: String, name: String) throws {
+    path = scratch + "/" + name
+    guard mkdir(path, 0o700) == 0 else { throw BenchError("mkdir \(path): \(errnoText())") }
+  }
+
+  /// The database file in it.
+  var database: String { path + "/list.sqlite" }
+
+  /// Deletes the database and the folder.
+  func remove() {
+    removeDatabase(database)
+    rmdir(path)
+  }
+}
+
 /// Deletes a database file with its WAL and shared-memory files.
 func removeDatabase(_ path: String) {
   for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
