@@ -82,7 +82,8 @@ enum InsertBenchmark {
       let floor = Stats(runs.baseline).scaled(by: 1e-6)
       let ratio = value.median / floor.median
       return Row(
-        id: "B1", name: "insert \(count / 1000)k items, \(name)", unit: "M rows/s", value: value,
+        id: "B1", name: "insert \(ObserveBenchmark.label(count)) items, \(name)", unit: "M rows/s",
+        value: value,
         baseline: floor, ratio: ratio, target: "≥ 0.8 × baseline", pass: ratio >= 0.8,
         note:
           "\(sections) × appendItems (one transaction each; there is no public call that "
