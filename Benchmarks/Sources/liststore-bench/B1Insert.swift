@@ -7,7 +7,7 @@ enum InsertBenchmark {
 
   static func run(_ options: Options, scratch: String) throws -> [Row] {
     let count = options.b1Items ?? (options.quick ? 100_000 : 1_000_000)
-    let runs = 3  // Each run inserts `count` rows four times (two kinds, ListStore and floor).
+    let runs = 3  // Per loader, after one warm-up; each run inserts `count` rows.
     let perSection = count / sections
     let strings = (0..<perSection).map(Fixtures.text)
     let entries = (0..<perSection).map { Entry(name: Fixtures.text($0), count: $0) }
