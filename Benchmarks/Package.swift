@@ -1,0 +1,31 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// The benchmark harness of issue 7: `swift run -c release --package-path Benchmarks
+// liststore-bench [--quick] [--json FILE] [--only B1,B3]`. See BENCHMARKS.md.
+let package = Package(
+  name: "ListStoreBenchmarks",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    // Named explicitly: a path dependency is otherwise named after its folder.
+    .package(name: "ListStore", path: "..")
+  ],
+  targets: [
+    // Raw SQLite for the baselines; not named CSQLite, which is the root's module.
+    .systemLibrary(
+      name: "CSQLiteBench",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"])]
+    ),
+    .executableTarget(
+      name: "liststore-bench",
+      dependencies: [
+        "CSQLiteBench",
+        .product(name: "ListStore", package: "ListStore"),
+        .product(name: "Observable2D", package: "ListStore"),
+        .product(name: "ReactiveCore", package: "ListStore"),
+      ]
+    ),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,184 @@
+import FoundationEssentials
+import ListStore
+import Observable2D
+
+/// B2: one committed single-item change → the observer's array updated and its event
+/// delivered, in-process, on lists of growing size.
+enum ObserveBenchmark {
+  static let sections = 10
+
+  /// The single-item operations of one round, in order; the round leaves the list as
+  /// big as it found it.
+  enum Operation: String, CaseIterable {
+    case update = "update by id"
+    case insert = "insert in the middle"
+    case move = "move to another section"
+    case delete = "delete by id"
+  }
+
+  /// What the subscriber saw of the last event.
+  private final class Delivery {
+    var events = 0
+    var time: UInt64 = 0
+    var changeset = Changeset<SectionMetadata, String>()
+  }
+
+  static func run(_ options: Options, scratch: String) throws -> [Row] {
+    let sizes =
+      options.b2Sizes ?? (options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000])
+    var results: [(size: Int, samples: [Operation: [Double]])] = []
+    for size in sizes {
+      results.append(
+        (size, try measure(size: size, rounds: options.quick ? 100 : 300, scratch: scratch)))
+    }
+    var rows: [Row] = []
+    let smallest = Stats(results[0].samples.values.flatMap { $0 })
+    for (index, result) in results.enumerated() {
+      let all = Stats(result.samples.values.flatMap { $0 })
+      let perOperation = Operation.allCases.map { operation in
+        "\(operation.rawValue) \(format(Stats(result.samples[operation] ?? [0]).median)) µs"
+      }
+      var row = Row(
+        id: "B2", name: "write → event delivered, \(label(result.size)) items", unit: "µs",
+        value: all, target: "", note: "medians: " + perOperation.joined(separator: ", "))
+      for operation in Operation.allCases {
+        row.details[operation.rawValue + " median µs"] =
+          Stats(result.samples[operation] ?? [0])
+          .median
+      }
+      if index == results.count - 1 {
+        row.baseline = smallest
+        row.ratio = all.median / smallest.median
+        row.target = "median ≤ 50 µs; ≤ 1.5 × the \(label(results[0].size)) list (baseline)"
+        row.pass = all.median <= 50 && all.median <= 1.5 * smallest.median
+      }
+      rows.append(row)
+    }
+    return rows
+  }
+
+  static func label(_ size: Int) -> String {
+    size >= 1_000_000 ? "\(size / 1_000_000)M" : "\(size / 1_000)k"
+  }
+
+  /// Microseconds per operation, `rounds` rounds of every operation after a warm-up.
+  private static func measure(size: Int, rounds: Int, scratch: String) throws -> [Operation:
+    [Double]]
+  {
+    let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
+    defer { folder.remove() }
+    let path = folder.database
+    let perSection = size / sections
+    let repository = try Repository(path: path)
+    let list = try Fixtures.makeList(
+      repository, name: "b2", sections: sections, perSection: perSection)
+    defer { keepUntilExit(repository) }
+    let array = try list.observe()
+    let delivery = Delivery()
+    let subscription = array.subscribe(onNext: { event in
+      delivery.time = monotonicNanoseconds()
+      delivery.events += 1
+      delivery.changeset = event.changeset
+    })
+    defer { subscription.dispose() }
+
+    var random = SplitMix64(seed: UInt64(size))
+    var samples: [Operation: [Double]] = [:]
+    /// Times `write` to the delivery of its event and checks that exactly one event,
+    /// with the expected changeset, arrived before the write returned.
+    func timed<Result>(
+      _ operation: Operation, measured: Bool, _ write: () throws -> Result,
+      expect: (Result, Changeset<SectionMetadata, String>) -> Bool
+    ) throws -> Result {
+      let events = delivery.events
+      let start = monotonicNanoseconds()
+      let result = try write()
+      try check(
+        delivery.events == events + 1,
+        "B2 \(operation.rawValue): \(delivery.events - events) events before the write returned")
+      try check(
+        expect(result, delivery.changeset) && delivery.changeset.entryCount == 1,
+        "B2 \(operation.rawValue): unexpected changeset \(delivery.changeset)")
+      if measured { samples[operation, default: []].append(Double(delivery.time - start) / 1e3) }
+      return result
+    }
+
+    let warmups = 10
+    for round in 0..<(warmups + rounds) {
+      let measured = round >= warmups
+      let section = Int(random.next() % UInt64(sections))
+      let other = (section + 1 + Int(random.next() % UInt64(sections - 1))) % sections
+      let row = perSection / 2
+      let otherRow = perSection / 3
+      // Read ids from the array now, holding no snapshot of it during the writes.
+      let id = array.sections[section].items.id(at: row)
+      let value = "updated \(round)"
+      let at = IndexPath(indexes: [section, row])
+      let target = IndexPath(indexes: [other, otherRow])
+
+      try timed(
+        .update, measured: measured, { try list.replaceItem(id: id, with: value) },
+        expect: { _, changeset in
+          changeset.updatedItems.first.map { $0.id == id && $0.at == at && $0.value == value }
+            ?? false
+        })
+      try check(array[at] == value, "B2: the array does not show the updated value")
+      let inserted = try timed(
+        .insert, measured: measured, { try list.insert(item: "inserted \(round)", at: at) },
+        expect: { id, changeset in
+          changeset.insertedItems.first.map { $0.id == id && $0.at == at } ?? false
+        })
+      try check(
+        array.sections[section].items.id(at: row) == inserted,
+        "B2: the array does not show the inserted item")
+      try timed(
+        .move, measured: measured, { try list.moveItem(id: inserted, to: target) },
+        expect: { _, changeset in
+          changeset.movedItems.first.map { $0.id == inserted && $0.from == at && $0.to == target }
+            ?? false
+        })
+      try check(
+        array.sections[other].items.id(at: otherRow) == inserted,
+        "B2: the array does not show the moved item")
+      try timed(
+        .delete, measured: measured, { try list.removeItem(id: inserted) },
+        expect: { _, changeset in
+          changeset.deletedItems.first.map { $0.id == inserted && $0.at == target } ?? false
+        })
+    }
+    let total = array.sections.reduce(0) { $0 + $1.items.count }
+    try check(total == size, "B2: the observed list has \(total) items, not \(size)")
+    return samples
+  }
+}
+
+/// A small seeded generator, so that every run makes the same changes.
+struct SplitMix64: RandomNumberGenerator {
+  var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// A number with three significant digits or so, for tables.
+func format(_ value: Double) -> String {
+  let magnitude = abs(value)
+  let decimals = magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3
+  var scale = 1.0
+  for _ in 0..<decimals { scale *= 10 }
+  let rounded = (value * scale).rounded() / scale
+  if decimals == 0 { return String(Int(rounded)) }
+  var text = String(rounded)
+  if let dot = text.firstIndex(of: ".") {
+    let fraction = text.distance(from: dot, to: text.endIndex) - 1
+    if fraction < decimals { text += String(repeating: "0", count: decimals - fraction) }
+  }
+  return text
+}
