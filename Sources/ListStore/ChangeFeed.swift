@@ -42,7 +42,10 @@ final class ChangeFeed: Sendable {
   private let path: String
   /// Touched only while `drainLock` is held (by the draining thread).
   private nonisolated(unsafe) let connection: Connection
-  private nonisolated(unsafe) var lastDataVersion: Int64 = -1
+  /// A second connection, used only on the watcher's queue for its cheap check.
+  private nonisolated(unsafe) let watcherConnection: Connection?
+  /// The log entry through which every observer has been brought up to date.
+  private let processedSeq = Atomic<Int64>(0)
   private nonisolated(unsafe) var readerID: Int64?
   private nonisolated(unsafe) var readerSeq: Int64 = -1
   private nonisolated(unsafe) var readerUpdated = ContinuousClock.now
@@ -63,6 +66,8 @@ final class ChangeFeed: Sendable {
     do {
       connection = try Connection(
         path: path, mode: mode == .readWriteCreate ? .readWrite : mode, busyTimeout: busyTimeout)
+      watcherConnection = try Connection(
+        path: path, mode: mode == .immutable ? .immutable : .readOnly, busyTimeout: busyTimeout)
     } catch {
       throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
     }
@@ -93,7 +98,7 @@ final class ChangeFeed: Sendable {
     observers.withLock { $0[ObjectIdentifier(observer)] = observer }
     watcher.withLock { watcher in
       guard watcher == nil else { return }
-      watcher = DatabaseWatcher(path: path) { [weak self] in self?.refresh(onlyIfChanged: true) }
+      watcher = DatabaseWatcher(path: path) { [weak self] in self?.databaseChanged() }
     }
   }
 
@@ -116,9 +121,7 @@ final class ChangeFeed: Sendable {
   }
 
   /// Reads the log and delivers every observer's changes.
-  /// - Parameter onlyIfChanged: Skip the read when no other connection committed
-  ///   since the last one (the watcher's cheap check).
-  func refresh(onlyIfChanged: Bool = false) {
+  func refresh() {
     let me = currentThreadID()
     if drainingThread.load(ordering: .acquiring) == me {
       refreshRequested.store(true, ordering: .releasing)
@@ -127,11 +130,9 @@ final class ChangeFeed: Sendable {
     drainLock.withLock { _ in
       drainingThread.store(me, ordering: .releasing)
       defer { drainingThread.store(0, ordering: .releasing) }
-      var force = !onlyIfChanged
       repeat {
         refreshRequested.store(false, ordering: .releasing)
-        drainOnce(force: force)
-        force = true
+        drainOnce()
       } while refreshRequested.load(ordering: .acquiring)
     }
   }
@@ -151,7 +152,7 @@ final class ChangeFeed: Sendable {
     }
   }
 
-  private func drainOnce(force: Bool) {
+  private func drainOnce() {
     var live: [any FeedObserver] = []
     observers.withLock { observers in
       for (key, observer) in observers where !observer.isAlive { observers[key] = nil }
@@ -159,16 +160,17 @@ final class ChangeFeed: Sendable {
     }
     guard !live.isEmpty else { return }
     let rowsBefore = connection.rowsRead
+    var slowest = Int64.max
+    var recovering = false
+    for observer in live {
+      slowest = min(slowest, observer.seq)
+      if observer.needsRead { recovering = true }
+    }
     do {
-      let version = try connection.dataVersion()
-      if !force && version == lastDataVersion { return }
-      lastDataVersion = version
       try connection.transaction(.deferred) {
-        let lastSeq = try ChangeLog.lastSeq(db: connection)
-        let first = live.map(\.seq).min() ?? lastSeq
-        guard first < lastSeq || live.contains(where: \.needsRead) else { return }
-        let horizon = try ChangeLog.horizon(db: connection)
-        let entries = try ChangeLog.entries(after: max(first, horizon), db: connection)
+        let (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: connection)
+        guard slowest < lastSeq || recovering else { return }
+        let entries = try ChangeLog.entries(after: max(slowest, horizon), db: connection)
         for observer in live where observer.seq < lastSeq || observer.needsRead {
           let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
           observer.prepare(
@@ -181,9 +183,30 @@ final class ChangeFeed: Sendable {
       // refresh tries again, since observers' positions did not move.
       return
     }
-    for observer in live { observer.deliver() }
-    if live.contains(where: \.needsRead) { refreshRequested.store(true, ordering: .releasing) }
-    updateReader(seq: live.map(\.seq).min() ?? 0)
+    slowest = Int64.max
+    recovering = false
+    for observer in live {
+      observer.deliver()
+      slowest = min(slowest, observer.seq)
+      if observer.needsRead { recovering = true }
+    }
+    processedSeq.store(slowest, ordering: .releasing)
+    if recovering { refreshRequested.store(true, ordering: .releasing) }
+    updateReader(seq: slowest)
+  }
+
+  /// The watcher saw the database change: refresh, unless the log has nothing this
+  /// feed has not processed (this process's own commits, which its writes already
+  /// delivered). The check runs on the watcher's own connection, without waiting for
+  /// a refresh under way.
+  private func databaseChanged() {
+    if let probe = watcherConnection,
+      let (lastSeq, _) = try? ChangeLog.lastSeqAndHorizon(db: probe),
+      lastSeq <= processedSeq.load(ordering: .acquiring)
+    {
+      return
+    }
+    refresh()
   }
 
   /// Tells other processes' pruning how far this process's observers have read,

@@ -76,6 +76,18 @@ enum ChangeLog {
     try db.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
   }
 
+  /// The seq of the last entry ever written and the pruning horizon, in one query.
+  static func lastSeqAndHorizon(db: Connection) throws -> (lastSeq: Int64, horizon: Int64) {
+    let statement = try db.cachedStatement(
+      """
+      SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'),
+        (SELECT pruned_through FROM change_log_horizon WHERE id = 1)
+      """)
+    defer { statement.reset() }
+    guard try statement.step() else { return (0, 0) }
+    return (statement.int64(at: 0), statement.int64(at: 1))
+  }
+
   /// The last seq pruned away: a reader that has not read past it missed entries.
   static func horizon(db: Connection) throws -> Int64 {
     try db.scalarInt64("SELECT pruned_through FROM change_log_horizon WHERE id = 1") ?? 0

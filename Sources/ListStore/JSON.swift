@@ -285,6 +285,34 @@ enum ValueCoder {
     }
   }
 
+  /// A decoder of `Value`s from JSON text given as UTF-8 bytes, chosen once per type
+  /// rather than per value (the fast paths test the type only here).
+  static func decoder<Value: Decodable>(for type: Value.Type) -> (UnsafeBufferPointer<UInt8>) throws
+    -> Value
+  {
+    let strings: (UnsafeBufferPointer<UInt8>) throws -> String = { bytes in
+      guard let text = JSONText.unquote(bytes: bytes) else {
+        throw ListStoreError.decodingFailed(
+          "String from \(String(decoding: bytes.prefix(80), as: UTF8.self))")
+      }
+      return text
+    }
+    if let decode = strings as? (UnsafeBufferPointer<UInt8>) throws -> Value { return decode }
+    let raw: (UnsafeBufferPointer<UInt8>) throws -> RawJSON = {
+      RawJSON(String(decoding: $0, as: UTF8.self))
+    }
+    if let decode = raw as? (UnsafeBufferPointer<UInt8>) throws -> Value { return decode }
+    let decoder = JSONDecoder()
+    return { bytes in
+      do {
+        return try decoder.decode(Value.self, from: Data(bytes))
+      } catch {
+        throw ListStoreError.decodingFailed(
+          "\(Value.self) from \(String(decoding: bytes.prefix(80), as: UTF8.self)): \(error)")
+      }
+    }
+  }
+
   static func decode<Value: Decodable>(_ type: Value.Type, from json: String) throws(ListStoreError)
     -> Value
   {

@@ -94,16 +94,17 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       case (let index?, let current?):
         if current.key != mirror.sections[index].key {
           movedSections.append((id, current))
-        } else if current.json.hashValue != mirror.sections[index].hash {
+        } else if current.json.mirrorHash != mirror.sections[index].hash {
           changeset.updatedSections.append(
             .init(index: index, id: id, metadata: try decode(Metadata.self, current.json)))
-          mirror.sections[index].hash = current.json.hashValue
+          mirror.sections[index].hash = current.json.mirrorHash
         }
       case (nil, nil):
         break
       }
     }
-    let newSections = Set(insertedSections.map(\.id))
+    // Closures rather than key paths: in generic code key paths are built at run time.
+    let newSections = Set(insertedSections.map { $0.id })
 
     // Items: a row counts as "here" when its section is here before and after; rows
     // of deleted and inserted sections come and go with their section.
@@ -134,13 +135,13 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
         if current.parent != place.section || current.key != slot?.key {
           removals.append((place.section, place.index, id))
           additions.append((id, current, true))
-        } else if current.json.hashValue != slot?.hash {
+        } else if current.json.mirrorHash != slot?.hash {
           changeset.updatedItems.append(
             .init(
               at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]),
               id: id,
               value: try decode(Item.self, current.json)))
-          mirror.items[place.section]?[place.index].hash = current.json.hashValue
+          mirror.items[place.section]?[place.index].hash = current.json.mirrorHash
         }
       case (nil, nil):
         break
@@ -149,7 +150,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
 
     // Old index paths of removed items, while the mirror is still the old state.
     var movedFrom: [Int64: IndexPath] = [:]
-    let moved = Set(additions.filter(\.moved).map(\.id))
+    let moved = Set(additions.filter { $0.moved }.map { $0.id })
     for removal in removals {
       let path = IndexPath(indexes: [try oldSectionIndex(removal.section, mirror), removal.index])
       if moved.contains(removal.id) {
@@ -170,7 +171,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     for removal in removals.sorted(by: { ($0.section, $0.index) > ($1.section, $1.index) }) {
       _ = mirror.items[removal.section]?.removeEntry(at: removal.index)
     }
-    for id in deletedSections.union(movedSections.map(\.id)) {
+    for id in deletedSections.union(movedSections.map { $0.id }) {
       if let index = mirror.sections.ids.firstIndex(of: id) {
         _ = mirror.sections.removeEntry(at: index)
       }
@@ -182,16 +183,16 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       mirror.items[id] = slots
       insertedItems[id] = values
       mirror.sections.insert(
-        ListMirror.Slot(key: current.key, hash: current.json.hashValue), id: id,
+        ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
         at: ListMirror.lowerBound(current.key, in: mirror.sections))
     }
     for (id, current) in movedSections {
       mirror.sections.insert(
-        ListMirror.Slot(key: current.key, hash: current.json.hashValue), id: id,
+        ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
         at: ListMirror.lowerBound(current.key, in: mirror.sections))
     }
     for addition in additions {
-      let slot = ListMirror.Slot(key: addition.current.key, hash: addition.current.json.hashValue)
+      let slot = ListMirror.Slot(key: addition.current.key, hash: addition.current.json.mirrorHash)
       guard var list = mirror.items[addition.current.parent] else {
         throw NeedsReload(reason: "section \(addition.current.parent) is missing")
       }
@@ -268,7 +269,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     try statement.forEachRow { row in
       let json = row.string(at: 2)
       slots.append(
-        ListMirror.Slot(key: row.string(at: 1), hash: json.hashValue), id: row.int64(at: 0))
+        ListMirror.Slot(key: row.string(at: 1), hash: ListMirror.hash(json)), id: row.int64(at: 0))
       values.append(try decode(Item.self, json), id: row.int64(at: 0))
     }
     return (slots, values)
@@ -284,4 +285,9 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
   private func decode<Value: Decodable>(_ type: Value.Type, _ json: String) throws -> Value {
     try ValueCoder.decode(type, from: json)
   }
+}
+
+extension String {
+  /// The hash a ``ListMirror`` keeps for this stored JSON text.
+  fileprivate var mirrorHash: Int { ListMirror.hash(self) }
 }

@@ -18,18 +18,17 @@ struct ListMirror {
 
   init() {}
 
-  /// The mirror of stored rows, and the decoded sections the array starts from.
-  init(_ stored: [StoredSection]) {
-    for section in stored {
-      sections.append(
-        Slot(key: section.row.position, hash: section.row.json.hashValue), id: section.row.id)
-      var slots = ItemList<Slot>()
-      slots.reserveCapacity(section.items.count)
-      for item in section.items {
-        slots.append(Slot(key: item.position, hash: item.json.hashValue), id: item.id)
-      }
-      items[section.row.id] = slots
-    }
+  /// The hash of stored JSON text kept for each row; the same for equal text.
+  static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    var hasher = Hasher()
+    hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+    return hasher.finalize()
+  }
+
+  /// ``hash(_:)`` of a string's UTF-8 bytes.
+  static func hash(_ json: String) -> Int {
+    var json = json
+    return json.withUTF8 { hash($0) }
   }
 
   /// The index of `key` in `list`, or where it would be inserted: the first entry

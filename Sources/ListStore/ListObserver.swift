@@ -54,22 +54,51 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
 
   var needsRead: Bool { needsFullReload }
 
-  /// Decodes stored rows into the sections of a 2D array.
-  static func sections(of stored: [StoredSection]) throws(ListStoreError) -> [Section] {
+  /// Reads list `listID` in one ordered pass: the decoded sections the array starts
+  /// from, and the mirror of their positions and value hashes. Values are decoded
+  /// straight from SQLite's bytes, by a decoder chosen once for `Item`.
+  static func load(listID: Int64, db: Connection) throws -> (
+    sections: [Section], mirror: ListMirror
+  ) {
+    let decodeItem = ValueCoder.decoder(for: Item.self)
+    let decodeMetadata = ValueCoder.decoder(for: Metadata.self)
+    let statement = try db.cachedStatement(
+      """
+      SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
+      FROM sections s LEFT JOIN items i ON i.section_id = s.id
+      WHERE s.list_id = ? ORDER BY s.position, i.position
+      """)
+    try statement.bind(listID, at: 1)
     var sections: [Section] = []
-    sections.reserveCapacity(stored.count)
-    for section in stored {
-      var items = ItemList<Item>()
-      items.reserveCapacity(section.items.count)
-      for item in section.items {
-        items.append(try ValueCoder.decode(Item.self, from: item.json), id: item.id)
-      }
-      sections.append(
-        Section(
-          id: section.row.id,
-          metadata: try ValueCoder.decode(Metadata.self, from: section.row.json), items: items))
+    var mirror = ListMirror()
+    var current: (id: Int64, metadata: Metadata)?
+    var items = ItemList<Item>()
+    var slots = ItemList<ListMirror.Slot>()
+    func finishSection() {
+      guard let section = current else { return }
+      sections.append(Section(id: section.id, metadata: section.metadata, items: items))
+      mirror.items[section.id] = slots
+      items = ItemList()
+      slots = ItemList()
     }
-    return sections
+    try statement.forEachRow { row in
+      let sectionID = row.int64(at: 0)
+      if current?.id != sectionID {
+        finishSection()
+        let (metadata, hash) = try row.withUTF8(at: 2) {
+          (try decodeMetadata($0), ListMirror.hash($0))
+        }
+        current = (sectionID, metadata)
+        mirror.sections.append(ListMirror.Slot(key: row.string(at: 1), hash: hash), id: sectionID)
+      }
+      guard !row.isNull(at: 3) else { return }
+      let id = row.int64(at: 3)
+      let (value, hash) = try row.withUTF8(at: 5) { (try decodeItem($0), ListMirror.hash($0)) }
+      items.append(value, id: id)
+      slots.append(ListMirror.Slot(key: row.string(at: 4), hash: hash), id: id)
+    }
+    finishSection()
+    return (sections, mirror)
   }
 
   func prepare(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
@@ -110,38 +139,37 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
       pending.append(.deleted)
       return
     }
-    let stored = try ListRows(db: db, listID: listID).snapshot()
-    let newMirror = ListMirror(stored)
+    let (sections, newMirror) = try Self.load(listID: listID, db: db)
     if diff {
       let hashed = Changeset<Int, Int>.diffByID(
         from: mirror.hashedSections, to: newMirror.hashedSections)
-      if !hashed.isEmpty { pending.append(.changes(try typed(hashed, stored: stored))) }
+      if !hashed.isEmpty { pending.append(.changes(try typed(hashed, sections: sections))) }
     } else {
-      pending.append(.replace(try Self.sections(of: stored)))
+      pending.append(.replace(sections))
       needsFullReload = false
     }
     mirror = newMirror
   }
 
-  /// The changeset of hashes, with the stored values decoded in place of the hashes.
-  private func typed(_ hashed: Changeset<Int, Int>, stored: [StoredSection]) throws -> Changeset<
-    Metadata, Item
-  > {
-    var sectionJSON: [Int64: StoredSection] = [:]
-    var itemJSON: [Int64: String] = [:]
-    for section in stored {
-      sectionJSON[section.row.id] = section
-      for item in section.items { itemJSON[item.id] = item.json }
+  /// The changeset of hashes, with the new state's values in place of the hashes.
+  private func typed(_ hashed: Changeset<Int, Int>, sections: [Section]) throws
+    -> Changeset<Metadata, Item>
+  {
+    var metadataByID: [Int64: Metadata] = [:]
+    var valueByID: [Int64: Item] = [:]
+    for section in sections {
+      metadataByID[section.id] = section.metadata
+      for entry in section.items.entries { valueByID[entry.id] = entry.value }
     }
     func metadata(_ id: Int64) throws -> Metadata {
-      guard let section = sectionJSON[id] else {
+      guard let metadata = metadataByID[id] else {
         throw NeedsReload(reason: "section \(id) missing")
       }
-      return try ValueCoder.decode(Metadata.self, from: section.row.json)
+      return metadata
     }
     func value(_ id: Int64) throws -> Item {
-      guard let json = itemJSON[id] else { throw NeedsReload(reason: "item \(id) missing") }
-      return try ValueCoder.decode(Item.self, from: json)
+      guard let value = valueByID[id] else { throw NeedsReload(reason: "item \(id) missing") }
+      return value
     }
     var result = Changeset<Metadata, Item>()
     result.deletedSections = hashed.deletedSections.map { .init(index: $0.index, id: $0.id) }

@@ -188,6 +188,59 @@ struct ListRows {
       try PositionKey.between(lower, upper), id)
   }
 
+  /// The section and position key of item `id`, which must be in this list.
+  func place(ofItem id: Int64) throws -> (section: Int64, key: String) {
+    let statement = try db.cachedStatement(
+      """
+      SELECT i.section_id, i.position FROM items i JOIN sections s ON s.id = i.section_id
+      WHERE i.id = ? AND s.list_id = ?
+      """)
+    try statement.bind(id, at: 1)
+    try statement.bind(listID, at: 2)
+    defer { statement.reset() }
+    guard try statement.step() else { throw ListStoreError.itemNotFound(id: id) }
+    return (statement.int64(at: 0), statement.string(at: 1))
+  }
+
+  /// The gap right after (or before) item `neighbor`, among its section's items other
+  /// than `excluded`: two index seeks, whatever the section's size.
+  private func gap(nextTo neighbor: Int64, after: Bool, excluding excluded: Int64 = 0) throws
+    -> (section: Int64, lower: String?, upper: String?)
+  {
+    let (section, key) = try place(ofItem: neighbor)
+    let statement = try db.cachedStatement(
+      after
+        ? "SELECT position FROM items WHERE section_id = ? AND position > ? AND id <> ? ORDER BY position LIMIT 1"
+        : "SELECT position FROM items WHERE section_id = ? AND position < ? AND id <> ? ORDER BY position DESC LIMIT 1"
+    )
+    try statement.bind(section, at: 1)
+    try statement.bind(key, at: 2)
+    try statement.bind(excluded, at: 3)
+    defer { statement.reset() }
+    let other = try statement.step() ? statement.string(at: 0) : nil
+    return after ? (section, key, other) : (section, other, key)
+  }
+
+  /// Inserts an item right after (or before) item `neighbor`.
+  func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
+    let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
+    try db.run(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))", section,
+      try PositionKey.between(lower, upper), value)
+    return db.lastInsertRowID
+  }
+
+  /// Moves item `id` right after (or before) item `neighbor`, in whichever section.
+  func moveItem(id: Int64, nextTo neighbor: Int64, after: Bool) throws {
+    let current = try place(ofItem: id)
+    guard neighbor != id else { return }
+    let (section, lower, upper) = try gap(nextTo: neighbor, after: after, excluding: id)
+    if current.section == section, isBetween(current.key, lower, upper) { return }
+    try db.run(
+      "UPDATE items SET section_id = ?, position = ? WHERE id = ?", section,
+      try PositionKey.between(lower, upper), id)
+  }
+
   func setValue(_ value: String, itemID id: Int64) throws {
     try checkItem(id: id)
     try db.run("UPDATE items SET value = json(?) WHERE id = ?", value, id)

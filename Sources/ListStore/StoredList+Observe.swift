@@ -47,10 +47,10 @@ extension StoredList {
           throw ListStoreError.listNotFound(name: name)
         }
         let seq = try ChangeLog.lastSeq(db: db)
-        let stored = try ListRows(db: db, listID: listID).snapshot()
-        let array = MutableObservable2DArray(try ListObserver<Metadata, Item>.sections(of: stored))
+        let (sections, mirror) = try ListObserver<Metadata, Item>.load(listID: listID, db: db)
+        let array = MutableObservable2DArray(sections)
         let observer = ListObserver(
-          listID: listID, name: name, seq: seq, mirror: ListMirror(stored), array: array)
+          listID: listID, name: name, seq: seq, mirror: mirror, array: array)
         feed.add(observer)
         return (array, seq)
       }

@@ -168,6 +168,35 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     return try write { rows in try rows.insertItem(value: json, section: section, row: row) }
   }
 
+  /// Inserts an item right after another one, in its section.
+  ///
+  /// Addressing by id costs two index seeks whatever the list's size, while an index
+  /// path costs a scan to its row: prefer ids for large sections.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - neighbor: The id of the item to insert after.
+  /// - Returns: The new item's id.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  /// - Complexity: O(log *n*).
+  @discardableResult
+  public func insert(item: Item, after neighbor: Int64) throws(ListStoreError) -> Int64 {
+    let json = try ValueCoder.encode(item)
+    return try write { rows in try rows.insertItem(value: json, nextTo: neighbor, after: true) }
+  }
+
+  /// Inserts an item right before another one, in its section.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - neighbor: The id of the item to insert before.
+  /// - Returns: The new item's id.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  /// - Complexity: O(log *n*).
+  @discardableResult
+  public func insert(item: Item, before neighbor: Int64) throws(ListStoreError) -> Int64 {
+    let json = try ValueCoder.encode(item)
+    return try write { rows in try rows.insertItem(value: json, nextTo: neighbor, after: false) }
+  }
+
   /// Deletes the item at `indexPath`.
   /// - Parameter indexPath: The item's section and row.
   /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``.
@@ -208,6 +237,26 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func moveItem(id: Int64, to: IndexPath) throws(ListStoreError) {
     let target = try Self.split(to)
     try write { rows in try rows.moveItem(id: id, toSection: target.section, row: target.row) }
+  }
+
+  /// Moves an item right after another one, within its section or to the other's.
+  /// - Parameters:
+  ///   - id: The id of the item to move.
+  ///   - neighbor: The id of the item it should follow.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  /// - Complexity: O(log *n*).
+  public func moveItem(id: Int64, after neighbor: Int64) throws(ListStoreError) {
+    try write { rows in try rows.moveItem(id: id, nextTo: neighbor, after: true) }
+  }
+
+  /// Moves an item right before another one, within its section or to the other's.
+  /// - Parameters:
+  ///   - id: The id of the item to move.
+  ///   - neighbor: The id of the item it should precede.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  /// - Complexity: O(log *n*).
+  public func moveItem(id: Int64, before neighbor: Int64) throws(ListStoreError) {
+    try write { rows in try rows.moveItem(id: id, nextTo: neighbor, after: false) }
   }
 
   /// Replaces the value of the item at `indexPath`.

@@ -6,6 +6,14 @@ public enum ListStoreCommand {
   /// The program's version.
   public static let version = "0.1.0"
 
+  /// The environment variables `liststore` reads: the database path
+  /// (`LISTSTORE_DB`, `XDG_DATA_HOME`, `HOME`), `LISTSTORE_BUSY_TIMEOUT` (seconds a
+  /// write waits for another writer) and `LISTSTORE_MAX_PAGE_COUNT` (a size limit,
+  /// for tests).
+  public static let environmentVariables = [
+    "LISTSTORE_DB", "XDG_DATA_HOME", "HOME", "LISTSTORE_BUSY_TIMEOUT", "LISTSTORE_MAX_PAGE_COUNT",
+  ]
+
   /// Runs one command line.
   /// - Parameters:
   ///   - arguments: The arguments after the program name.

@@ -28,11 +28,12 @@ extension Connection {
     _ kind: TransactionKind = .immediate, _ body: () throws -> Result
   ) throws -> Result {
     if isInTransaction { return try savepoint(body) }
-    try execute("BEGIN \(kind.rawValue) TRANSACTION")
+    // Prepared once per connection: BEGIN and COMMIT run on every write.
+    try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").run()
     let result: Result
     do {
       result = try body()
-      try execute("COMMIT TRANSACTION")
+      try cachedStatement("COMMIT TRANSACTION").run()
     } catch {
       rollbackIgnoringErrors()
       throw error

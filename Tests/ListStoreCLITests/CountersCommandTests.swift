@@ -368,7 +368,10 @@ final class Tmux {
   /// Polls until some line of the pane is exactly `line` (trailing spaces ignored).
   func waitFor(line: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
     try waitFor("the line \(line.debugDescription)", sourceLocation: sourceLocation) { lines in
-      lines.contains { $0.trimmingTrailingSpaces == line }
+      // The shell may print its prompt first when a signal ended the command.
+      lines.contains {
+        $0.trimmingTrailingSpaces == line || $0.trimmingTrailingSpaces == "$ " + line
+      }
     }
   }
 }

@@ -11,8 +11,8 @@ enum ObserveBenchmark {
   /// big as it found it.
   enum Operation: String, CaseIterable {
     case update = "update by id"
-    case insert = "insert in the middle"
-    case move = "move to another section"
+    case insert = "insert in the middle (before an id)"
+    case move = "move to another section (before an id)"
     case delete = "delete by id"
   }
 
@@ -112,6 +112,7 @@ enum ObserveBenchmark {
       let otherRow = perSection / 3
       // Read ids from the array now, holding no snapshot of it during the writes.
       let id = array.sections[section].items.id(at: row)
+      let neighbor = array.sections[other].items.id(at: otherRow)
       let value = "updated \(round)"
       let at = IndexPath(indexes: [section, row])
       let target = IndexPath(indexes: [other, otherRow])
@@ -124,7 +125,7 @@ enum ObserveBenchmark {
         })
       try check(array[at] == value, "B2: the array does not show the updated value")
       let inserted = try timed(
-        .insert, measured: measured, { try list.insert(item: "inserted \(round)", at: at) },
+        .insert, measured: measured, { try list.insert(item: "inserted \(round)", before: id) },
         expect: { id, changeset in
           changeset.insertedItems.first.map { $0.id == id && $0.at == at } ?? false
         })
@@ -132,7 +133,7 @@ enum ObserveBenchmark {
         array.sections[section].items.id(at: row) == inserted,
         "B2: the array does not show the inserted item")
       try timed(
-        .move, measured: measured, { try list.moveItem(id: inserted, to: target) },
+        .move, measured: measured, { try list.moveItem(id: inserted, before: neighbor) },
         expect: { _, changeset in
           changeset.movedItems.first.map { $0.id == inserted && $0.from == at && $0.to == target }
             ?? false
