@@ -30,7 +30,8 @@ let package = Package(
     // Observables, subjects, disposables and operators.
     .target(name: "ReactiveCore", swiftSettings: crossModuleOptimization),
     // Sections of items, changesets, diff and the headless table view.
-    .target(name: "Observable2D", dependencies: ["ReactiveCore"], swiftSettings: crossModuleOptimization),
+    .target(
+      name: "Observable2D", dependencies: ["ReactiveCore"], swiftSettings: crossModuleOptimization),
     // Repository, migrations, ordering keys and the change feed.
     .target(
       name: "ListStore",
