@@ -268,21 +268,45 @@ package enum JSONText {
 /// back, with fast paths for `String` and ``RawJSON``.
 enum ValueCoder {
   static func encode<Value: Encodable>(_ value: Value) throws(ListStoreError) -> String {
-    if let text = value as? String { return JSONText.quote(text) }
-    if let raw = value as? RawJSON { return raw.text }
-    if let metadata = value as? SectionMetadata {
-      // The shape the CLI writes, header first.
-      return "{\"header\":" + JSONText.quote(metadata.header) + ",\"footer\":"
-        + (metadata.footer.map(JSONText.quote) ?? "null") + "}"
+    try encoder(for: Value.self)(value)
+  }
+
+  /// An encoder of `Value`s into JSON text, chosen once per type rather than per
+  /// value; for general `Codable` types it reuses one `JSONEncoder`.
+  static func encoder<Value: Encodable>(for type: Value.Type) -> (Value) throws(ListStoreError) -> String {
+    if Value.self == String.self {
+      return { value throws(ListStoreError) in JSONText.quote(value as? String ?? "") }
     }
-    do {
-      let encoder = JSONEncoder()
-      // Sorted keys: equal values are stored as equal text.
-      encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
-      return String(decoding: try encoder.encode(value), as: UTF8.self)
-    } catch {
-      throw .encodingFailed("\(error)")
+    if Value.self == RawJSON.self {
+      return { value throws(ListStoreError) in (value as? RawJSON)?.text ?? "null" }
     }
+    if Value.self == SectionMetadata.self {
+      return { value throws(ListStoreError) in
+        guard let metadata = value as? SectionMetadata else { return "null" }
+        // The shape the CLI writes, header first.
+        return "{\"header\":" + JSONText.quote(metadata.header) + ",\"footer\":"
+          + (metadata.footer.map(JSONText.quote) ?? "null") + "}"
+      }
+    }
+    let encoder = JSONEncoder()
+    // Sorted keys: equal values are stored as equal text.
+    encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+    return { value throws(ListStoreError) in
+      do {
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+      } catch {
+        throw .encodingFailed("\(error)")
+      }
+    }
+  }
+
+  /// Encodes many values with one encoder.
+  static func encodeAll<Value: Encodable>(_ values: [Value]) throws(ListStoreError) -> [String] {
+    let encode = encoder(for: Value.self)
+    var texts: [String] = []
+    texts.reserveCapacity(values.count)
+    for value in values { texts.append(try encode(value)) }
+    return texts
   }
 
   /// A decoder of `Value`s from JSON text given as UTF-8 bytes, chosen once per type

@@ -9,6 +9,11 @@ import SQLiteKit
 struct ListRows {
   let db: Connection
   let listID: Int64
+  /// Whether metadata and values come from ListStore's own encoder, hence are
+  /// compact valid JSON already; other text (``RawJSON`` from users) is checked and
+  /// compacted by SQLite's `json()` as it is written.
+  var canonicalMetadata = false
+  var canonicalValues = false
 
   init(db: Connection, listID: Int64) throws(ListStoreError) {
     self.db = db
@@ -23,6 +28,9 @@ struct ListRows {
     }
     return try ListRows(db: db, listID: listID)
   }
+
+  /// The SQL expression that stores a bound metadata or value parameter.
+  private func stored(_ canonical: Bool) -> String { canonical ? "?" : "json(?)" }
 
   // MARK: Sections
 
@@ -67,7 +75,8 @@ struct ListRows {
       position = try PositionKey.between(last, nil)
     }
     try db.run(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, json(?))", listID, position,
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
+      listID, position,
       metadata)
     return db.lastInsertRowID
   }
@@ -89,7 +98,7 @@ struct ListRows {
 
   func setMetadata(_ metadata: String, sectionID id: Int64) throws {
     try checkSection(id: id)
-    try db.run("UPDATE sections SET metadata = json(?) WHERE id = ?", metadata, id)
+    try db.run("UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ?", metadata, id)
   }
 
   // MARK: Items
@@ -140,7 +149,7 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))", sectionID, position,
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))", sectionID, position,
       value)
     return db.lastInsertRowID
   }
@@ -150,7 +159,7 @@ struct ListRows {
     let keys = try PositionKey.keys(
       between: try lastItemPosition(sectionID: sectionID), nil, count: values.count)
     let insert = try db.cachedStatement(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))")
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))")
     var ids: [Int64] = []
     ids.reserveCapacity(values.count)
     for (value, key) in zip(values, keys) {
@@ -225,7 +234,7 @@ struct ListRows {
   func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
     try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, json(?))", section,
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))", section,
       try PositionKey.between(lower, upper), value)
     return db.lastInsertRowID
   }
@@ -243,7 +252,7 @@ struct ListRows {
 
   func setValue(_ value: String, itemID id: Int64) throws {
     try checkItem(id: id)
-    try db.run("UPDATE items SET value = json(?) WHERE id = ?", value, id)
+    try db.run("UPDATE items SET value = \(stored(canonicalValues)) WHERE id = ?", value, id)
   }
 
   // MARK: Helpers

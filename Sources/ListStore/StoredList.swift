@@ -28,7 +28,12 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   private func write<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
     -> Result
   {
-    try repository.write { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
+    try repository.write { db in
+      var rows = try ListRows.checked(db: db, listID: id, name: name)
+      rows.canonicalMetadata = Metadata.self != RawJSON.self
+      rows.canonicalValues = Item.self != RawJSON.self
+      return try body(rows)
+    }
   }
 
   private func read<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
@@ -146,9 +151,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func appendItems(_ items: [Item], toSection section: Int) throws(ListStoreError) -> [Int64]
   {
-    var values: [String] = []
-    values.reserveCapacity(items.count)
-    for item in items { values.append(try ValueCoder.encode(item)) }
+    let values = try ValueCoder.encodeAll(items)
     return try write { rows in
       try rows.appendItems(values: values, sectionID: rows.sectionID(at: section))
     }

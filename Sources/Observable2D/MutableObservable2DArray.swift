@@ -320,7 +320,7 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   private func replace(
     with newSections: [Section], performDiff: Bool, isEqual: @escaping (Item, Item) -> Bool
   ) {
-    replace { old, ids in
+    replace(adopting: performDiff ? newSections : nil) { old, ids in
       guard performDiff else { return Self.reloadChangeset(from: old, to: newSections, ids) }
       return Differ(
         old: old, new: newSections, pairs: SectionPairs(old: old, new: newSections, pairing: .ids),
@@ -395,7 +395,13 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   ///
   /// The diff runs with only the writer lock held, so that the caller's key and equality
   /// closures may read the array.
+  /// Replaces the state by the changeset `makeChangeset` computes. With `adopting`,
+  /// the new state is those sections, with the ids the diff gave their new sections
+  /// and items, instead of the old state with the changeset applied entry by entry:
+  /// the same result (the changeset matched items by id), without moving every
+  /// changed entry one at a time.
   private func replace(
+    adopting adopted: [Section]? = nil,
     _ makeChangeset: ([Section], IDCounter) -> Changeset<Metadata, Item>
   ) {
     writer.withLock { _ in
@@ -403,10 +409,23 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
       let ids = IDCounter(next: nextID)
       let changeset = makeChangeset(old, ids)
       assert((try? changeset.validate(against: old)) != nil, "diff produced \(changeset)")
+      var adoptedSections = adopted
+      if adoptedSections != nil {
+        for inserted in changeset.insertedSections {
+          adoptedSections?[inserted.index] = inserted.section
+        }
+        for inserted in changeset.insertedItems {
+          adoptedSections?[inserted.at[0]].items.setEntry((inserted.id, inserted.value), at: inserted.at[1])
+        }
+      }
       state.withLock { state in
         var sections = state.sections
         state.sections = []
-        changeset.applyWithoutValidation(to: &sections)
+        if let adoptedSections {
+          sections = adoptedSections
+        } else {
+          changeset.applyWithoutValidation(to: &sections)
+        }
         state.sections = sections
         state.nextID = ids.next
         Self.enqueue(changeset, in: &state)
