@@ -273,7 +273,9 @@ enum ValueCoder {
 
   /// An encoder of `Value`s into JSON text, chosen once per type rather than per
   /// value; for general `Codable` types it reuses one `JSONEncoder`.
-  static func encoder<Value: Encodable>(for type: Value.Type) -> (Value) throws(ListStoreError) -> String {
+  static func encoder<Value: Encodable>(for type: Value.Type) -> (Value) throws(ListStoreError) ->
+    String
+  {
     if Value.self == String.self {
       return { value throws(ListStoreError) in JSONText.quote(value as? String ?? "") }
     }

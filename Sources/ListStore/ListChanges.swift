@@ -8,9 +8,10 @@ struct NeedsReload: Error {
 }
 
 /// What a batch of log entries did to one observed list.
-enum ListUpdate<Metadata, Item> {
-  /// Rows changed: apply this changeset (never empty).
-  case changes(Changeset<Metadata, Item>)
+enum ListUpdate {
+  /// Rows changed: apply this changeset (never empty), whose metadata and values are
+  /// still the stored JSON text.
+  case changes(Changeset<String, String>)
   /// The list itself was deleted.
   case deleted
 }
@@ -23,7 +24,10 @@ enum ListUpdate<Metadata, Item> {
 /// where it is now, read from the row itself. Rows that did not change are never
 /// read: the cost grows with the number of touched rows, and each one is placed by
 /// binary search in O(log n).
-struct ListChanges<Metadata: Decodable, Item: Decodable> {
+///
+/// It is not generic: metadata and values stay JSON text here (the observer decodes
+/// the few that changed), so this code is compiled once, for concrete types.
+struct ListChanges {
   let listID: Int64
   let db: Connection
 
@@ -41,7 +45,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
 
   func update(
     mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
-  ) throws -> ListUpdate<Metadata, Item>? {
+  ) throws -> ListUpdate? {
     var sectionOrder: [Int64] = []
     var sectionTouches: [Int64: Touch] = [:]
     var itemOrder: [Int64] = []
@@ -71,7 +75,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     if sectionOrder.isEmpty && itemOrder.isEmpty { return nil }
 
     // Sections: where they were and where they are.
-    var changeset = Changeset<Metadata, Item>()
+    var changeset = Changeset<String, String>()
     var deletedSections = Set<Int64>()
     var insertedSections: [(id: Int64, current: Current)] = []
     var movedSections: [(id: Int64, current: Current)] = []
@@ -96,7 +100,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
           movedSections.append((id, current))
         } else if current.json.mirrorHash != mirror.sections[index].hash {
           changeset.updatedSections.append(
-            .init(index: index, id: id, metadata: try decode(Metadata.self, current.json)))
+            .init(index: index, id: id, metadata: current.json))
           mirror.sections[index].hash = current.json.mirrorHash
         }
       case (nil, nil):
@@ -140,7 +144,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
             .init(
               at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]),
               id: id,
-              value: try decode(Item.self, current.json)))
+              value: current.json))
           mirror.items[place.section]?[place.index].hash = current.json.mirrorHash
         }
       case (nil, nil):
@@ -177,7 +181,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       }
       if deletedSections.contains(id) { mirror.items[id] = nil }
     }
-    var insertedItems: [Int64: ItemList<Item>] = [:]
+    var insertedItems: [Int64: ItemList<String>] = [:]
     for (id, current) in insertedSections {
       let (slots, values) = try itemsOfSection(id)
       mirror.items[id] = slots
@@ -213,7 +217,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     for (id, current) in insertedSections {
       changeset.insertedSections.append(
         .init(
-          index: try newIndex(of: id), id: id, metadata: try decode(Metadata.self, current.json),
+          index: try newIndex(of: id), id: id, metadata: current.json,
           items: insertedItems[id] ?? []))
     }
     for (id, current) in movedSections {
@@ -221,7 +225,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       changeset.movedSections.append(
         .init(
           from: from, to: try newIndex(of: id), id: id,
-          metadata: try decode(Metadata.self, current.json)))
+          metadata: current.json))
     }
     for addition in additions {
       let section = addition.current.parent
@@ -229,7 +233,7 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
         let row = ListMirror.index(of: addition.id, key: addition.current.key, in: list)
       else { throw NeedsReload(reason: "item \(addition.id) lost") }
       let path = IndexPath(indexes: [try newIndex(of: section), row])
-      let value = try decode(Item.self, addition.current.json)
+      let value = addition.current.json
       if let from = movedFrom[addition.id] {
         changeset.movedItems.append(.init(from: from, to: path, id: addition.id, value: value))
       } else {
@@ -260,17 +264,17 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
       parent: statement.int64(at: 0), key: statement.string(at: 1), json: statement.string(at: 2))
   }
 
-  private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<Item>) {
+  private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<String>) {
     let statement = try db.cachedStatement(
       "SELECT id, position, value FROM items WHERE section_id = ? ORDER BY position")
     try statement.bind(id, at: 1)
     var slots = ItemList<ListMirror.Slot>()
-    var values = ItemList<Item>()
+    var values = ItemList<String>()
     try statement.forEachRow { row in
       let json = row.string(at: 2)
       slots.append(
         ListMirror.Slot(key: row.string(at: 1), hash: ListMirror.hash(json)), id: row.int64(at: 0))
-      values.append(try decode(Item.self, json), id: row.int64(at: 0))
+      values.append(json, id: row.int64(at: 0))
     }
     return (slots, values)
   }
@@ -282,9 +286,6 @@ struct ListChanges<Metadata: Decodable, Item: Decodable> {
     return index
   }
 
-  private func decode<Value: Decodable>(_ type: Value.Type, _ json: String) throws -> Value {
-    try ValueCoder.decode(type, from: json)
-  }
 }
 
 extension String {

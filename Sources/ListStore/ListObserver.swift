@@ -7,13 +7,13 @@ import SQLiteKit
 /// the log entries after its position; it turns them into one changeset per batch
 /// and applies that to the array, which emits it.
 ///
-/// `@unchecked Sendable`: `seq`, `mirror`, `pending` and `needsFullReload` are only
-/// touched by the feed's draining thread (under the feed's drain lock), or before
-/// the observer is added to the feed.
+/// `@unchecked Sendable`: `seq`, `mirror`, `array`, `needsFullReload` and `finished`
+/// are only touched with the feed's state lock held, or before the observer is added
+/// to the feed; ``deliver()`` only asks the array, which is thread-safe, to deliver.
 final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unchecked Sendable {
   typealias Section = Observable2DArraySection<Metadata, Item>
 
-  /// Work found by `prepare`, waiting for `deliver`.
+  /// Work found by `stage`, applied by the closure it returns.
   private enum Pending {
     case changes(Changeset<Metadata, Item>)
     case replace([Section])
@@ -27,9 +27,10 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   private var mirror: ListMirror
   /// Kept while someone else holds the array or subscribes to it (see `isAlive`).
   private var array: MutableObservable2DArray<Metadata, Item>?
-  private var pending: [Pending] = []
   private var needsFullReload = false
   private var finished = false
+  private let decodeItem = ValueCoder.decoder(for: Item.self)
+  private let decodeMetadata = ValueCoder.decoder(for: Metadata.self)
 
   init(
     listID: Int64, name: String, seq: Int64, mirror: ListMirror,
@@ -101,54 +102,134 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     return (sections, mirror)
   }
 
-  func prepare(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
+  func stage(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
+    -> () -> Void
   {
-    guard !finished else { return }
+    guard !finished else { return {} }
+    var mirror = self.mirror
+    var work: [Pending] = []
     do {
       if needsFullReload {
-        try reload(db: db, diff: false)
+        work += try reload(db: db, mirror: &mirror, diff: false)
       } else if seq < horizon {
-        try reload(db: db, diff: true)  // Fell behind the pruned log.
+        work += try reload(db: db, mirror: &mirror, diff: true)  // Fell behind the pruned log.
       } else {
         do {
-          switch try ListChanges<Metadata, Item>(listID: listID, db: db).update(
-            mirror: &mirror, entries: entries)
-          {
-          case .changes(let changeset)?: pending.append(.changes(changeset))
-          case .deleted?: pending.append(.deleted)
+          switch try ListChanges(listID: listID, db: db).update(mirror: &mirror, entries: entries) {
+          case .changes(let changeset)?: work.append(.changes(try typed(changeset)))
+          case .deleted?: work.append(.deleted)
           case nil: break
           }
         } catch is NeedsReload {
-          try reload(db: db, diff: true)
+          mirror = self.mirror
+          work += try reload(db: db, mirror: &mirror, diff: true)
         }
       }
-      seq = lastSeq
     } catch let error as ListStoreError {
-      pending.append(.failed(error))
+      work.append(.failed(error))
     } catch let error as SQLiteError {
-      pending.append(.failed(.sqlite(error)))
+      work.append(.failed(.sqlite(error)))
     } catch {
-      pending.append(.failed(.decodingFailed("\(error)")))
+      work.append(.failed(.decodingFailed("\(error)")))
+    }
+    return { [mirror] in
+      self.mirror = mirror
+      self.seq = lastSeq
+      self.install(work)
     }
   }
 
-  /// Reads the whole list again; with `diff`, emits the difference to what the
-  /// mirror says the array holds, else replaces the array's state by a diff of its own.
-  private func reload(db: Connection, diff: Bool) throws {
+  /// Applies staged work to the array, queuing its events.
+  private func install(_ work: [Pending]) {
+    guard let array else { return }
+    for item in work {
+      switch item {
+      case .changes(let changeset):
+        do {
+          try array.applyWithoutDelivering(changeset)
+        } catch {
+          // The array and the mirror disagree: replace the array's state wholesale
+          // on the next refresh.
+          needsFullReload = true
+        }
+      case .replace(let sections):
+        // Matched by id; values compared as not equal, so that no change is lost.
+        let changeset = Changeset.diffByID(
+          from: array.sections, to: sections, isEqual: { _, _ in false },
+          metadataIsEqual: { _, _ in false })
+        do {
+          if !changeset.isEmpty { try array.applyWithoutDelivering(changeset) }
+          needsFullReload = false
+        } catch {
+          needsFullReload = true
+        }
+      case .deleted:
+        finished = true
+        array.finishWithoutDelivering()
+      case .failed(let error):
+        finished = true
+        array.finishWithoutDelivering(failing: error)
+      }
+    }
+  }
+
+  /// A changeset of stored JSON text, with its metadata and values decoded.
+  private func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
+    func item(_ json: String) throws -> Item {
+      var json = json
+      return try json.withUTF8 { try decodeItem($0) }
+    }
+    func metadata(_ json: String) throws -> Metadata {
+      var json = json
+      return try json.withUTF8 { try decodeMetadata($0) }
+    }
+    var result = Changeset<Metadata, Item>()
+    result.deletedSections = raw.deletedSections.map { .init(index: $0.index, id: $0.id) }
+    for section in raw.insertedSections {
+      var items = ItemList<Item>()
+      items.reserveCapacity(section.items.count)
+      for entry in section.items.entries { items.append(try item(entry.value), id: entry.id) }
+      result.insertedSections.append(
+        .init(
+          index: section.index, id: section.id, metadata: try metadata(section.metadata),
+          items: items))
+    }
+    for section in raw.movedSections {
+      result.movedSections.append(
+        .init(
+          from: section.from, to: section.to, id: section.id,
+          metadata: try metadata(section.metadata)))
+    }
+    for section in raw.updatedSections {
+      result.updatedSections.append(
+        .init(index: section.index, id: section.id, metadata: try metadata(section.metadata)))
+    }
+    result.deletedItems = raw.deletedItems.map { .init(at: $0.at, id: $0.id) }
+    for entry in raw.insertedItems {
+      result.insertedItems.append(.init(at: entry.at, id: entry.id, value: try item(entry.value)))
+    }
+    for entry in raw.movedItems {
+      result.movedItems.append(
+        .init(from: entry.from, to: entry.to, id: entry.id, value: try item(entry.value)))
+    }
+    for entry in raw.updatedItems {
+      result.updatedItems.append(.init(at: entry.at, id: entry.id, value: try item(entry.value)))
+    }
+    return result
+  }
+
+  /// Reads the whole list again; with `diff`, the work is the difference to what the
+  /// mirror says the array holds, else a replacement of the array's state.
+  private func reload(db: Connection, mirror: inout ListMirror, diff: Bool) throws -> [Pending] {
     guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
-      pending.append(.deleted)
-      return
+      return [.deleted]
     }
     let (sections, newMirror) = try Self.load(listID: listID, db: db)
-    if diff {
-      let hashed = Changeset<Int, Int>.diffByID(
-        from: mirror.hashedSections, to: newMirror.hashedSections)
-      if !hashed.isEmpty { pending.append(.changes(try typed(hashed, sections: sections))) }
-    } else {
-      pending.append(.replace(sections))
-      needsFullReload = false
-    }
-    mirror = newMirror
+    defer { mirror = newMirror }
+    guard diff else { return [.replace(sections)] }
+    let hashed = Changeset<Int, Int>.diffByID(
+      from: mirror.hashedSections, to: newMirror.hashedSections)
+    return hashed.isEmpty ? [] : [.changes(try typed(hashed, sections: sections))]
   }
 
   /// The changeset of hashes, with the new state's values in place of the hashes.
@@ -204,29 +285,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   }
 
   func deliver() {
-    let work = pending
-    pending = []
-    guard let array else { return }
-    for item in work {
-      switch item {
-      case .changes(let changeset):
-        do {
-          try array.apply(changeset)
-        } catch {
-          // The array and the mirror disagree: replace the array's state wholesale
-          // (by a diff of its own) on the next refresh.
-          needsFullReload = true
-        }
-      case .replace(let sections):
-        array.replace(with: sections, performDiff: true)
-      case .deleted:
-        finished = true
-        array.finish()
-      case .failed(let error):
-        finished = true
-        array.finish(failing: error)
-      }
-    }
+    array?.deliverPending()
   }
 
   func finish() {

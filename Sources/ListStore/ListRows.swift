@@ -98,7 +98,8 @@ struct ListRows {
 
   func setMetadata(_ metadata: String, sectionID id: Int64) throws {
     try checkSection(id: id)
-    try db.run("UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ?", metadata, id)
+    try db.run(
+      "UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ?", metadata, id)
   }
 
   // MARK: Items
@@ -149,7 +150,8 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))", sectionID, position,
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
+      sectionID, position,
       value)
     return db.lastInsertRowID
   }
@@ -234,7 +236,8 @@ struct ListRows {
   func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
     try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))", section,
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
+      section,
       try PositionKey.between(lower, upper), value)
     return db.lastInsertRowID
   }

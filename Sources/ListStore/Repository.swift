@@ -102,28 +102,45 @@ public final class Repository: Sendable {
     }
   }
 
-  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws;
-  /// after the commit, observers in this process are brought up to date.
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
+  ///
+  /// When lists of this repository are observed, the transaction also reads what it
+  /// changed, just before its `COMMIT`, and the observers' arrays apply it once the
+  /// commit succeeded; their events are delivered after every lock is released and
+  /// before this returns.
   func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
     -> Result
   {
-    let result: Result
+    let feed = feedStorage.withLock { $0 }
+    let outcome: (result: Result, observers: [any FeedObserver])
     do {
-      result = try lock.withLock { _ throws -> Result in
+      outcome = try lock.withLock { _ throws -> (result: Result, observers: [any FeedObserver]) in
         if isReadOnly { throw ListStoreError.readOnly(path: path) }
-        let result = try connection.transaction(.immediate) { try body(connection) }
+        let outcome: (result: Result, observers: [any FeedObserver])
+        if let feed {
+          outcome = try feed.observing(
+            { stage in
+              try connection.transaction(.immediate) {
+                let result = try body(connection)
+                stage()
+                return result
+              }
+            }, db: connection)
+        } else {
+          outcome = (try connection.transaction(.immediate) { try body(connection) }, [])
+        }
         if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
           writesSincePruning.store(0, ordering: .relaxed)
           // Best effort: a failure here must not fail the write that just committed.
           try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
         }
-        return result
+        return outcome
       }
     } catch {
       throw mapped(error)
     }
-    feedStorage.withLock { $0 }?.refresh()
-    return result
+    feed?.deliver(outcome.observers)
+    return outcome.result
   }
 
   /// How many writes may pass between two prunings of the change log.

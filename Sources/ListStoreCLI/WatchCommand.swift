@@ -79,14 +79,18 @@ enum WatchCommand {
     // Events are delivered one at a time; the lock orders them with the final flush.
     let printLock = Mutex<Void>(())
     let bag = DisposeBag()
-    printLock.withLock { _ in
-      printer.start(array.sections)
-      out.flush()
-    }
     if maxEvents == 0 {
       finish(.maxEvents)
     }
+    // The snapshot and the events after it, with neither gap nor duplicate: changes
+    // may arrive from other processes at any moment.
     array.subscribe(
+      initial: { sections in
+        printLock.withLock { _ in
+          printer.start(sections)
+          out.flush()
+        }
+      },
       onNext: { event in
         let count = printed.withLock { count -> Int in
           count += 1
@@ -98,7 +102,9 @@ enum WatchCommand {
           out.flush()
         }
         if let maxEvents, count >= maxEvents { finish(.maxEvents) }
-      },
+      }
+    ).disposed(by: bag)
+    array.subscribe(
       onError: { error in finish(.failed("\(error)")) },
       onCompleted: { finish(.listDeleted) }
     ).disposed(by: bag)

@@ -240,8 +240,15 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   /// A store ends the arrays it keeps in sync this way when their list is deleted.
   /// - Parameter error: The failure to report, or `nil` to complete.
   package func finish(failing error: (any Error)? = nil) {
-    state.withLock { $0.pending.append(.finish(error)) }
+    finishWithoutDelivering(failing: error)
     deliverPending()
+  }
+
+  /// ``finish(failing:)`` without delivering: the end is queued for the next
+  /// ``deliverPending()``.
+  /// - Parameter error: The failure to report, or `nil` to complete.
+  package func finishWithoutDelivering(failing error: (any Error)? = nil) {
+    state.withLock { $0.pending.append(.finish(error)) }
   }
 
   /// Applies a changeset, such as one a store built from its change log, and emits it.
@@ -257,29 +264,54 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   /// - Complexity: O(*s* + *k* (log *n* + 1024)) for *s* sections and *k* entries, independent of
   ///   the number *n* of items; in place unless a snapshot of the previous state is held.
   public func apply(_ changeset: Changeset<Metadata, Item>) throws(Observable2DArrayError) {
+    try applyWithoutDelivering(changeset)
+    deliverPending()
+  }
+
+  /// ``apply(_:)`` without delivering the event: it is queued, in order, for the next
+  /// ``deliverPending()`` (on this thread or another). A store applies changesets
+  /// while holding its own lock this way, then delivers after releasing it, so that
+  /// no observer runs while the store's lock is held.
+  package func applyWithoutDelivering(_ changeset: Changeset<Metadata, Item>)
+    throws(Observable2DArrayError)
+  {
     try writer.withLock { _ throws(Observable2DArrayError) in
       try state.withLock { state throws(Observable2DArrayError) in
         try changeset.validate(against: state.sections)
-        var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: state.nextID)
         var identified = changeset
-        for index in identified.insertedSections.indices {
-          let inserted = identified.insertedSections[index]
-          let section = editor.identified(inserted.section)
-          identified.insertedSections[index].id = section.id
-          identified.insertedSections[index].items = section.items
-        }
-        for index in identified.insertedItems.indices {
-          identified.insertedItems[index].id = editor.identify(identified.insertedItems[index].id)
+        // Only sections and items without an id yet need the editor's fresh ids.
+        let needsIDs =
+          changeset.insertedSections.contains { section in
+            section.id == 0 || section.items.ids.contains(0)
+          } || changeset.insertedItems.contains { $0.id == 0 }
+        if needsIDs {
+          var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: state.nextID)
+          for index in identified.insertedSections.indices {
+            let inserted = identified.insertedSections[index]
+            let section = editor.identified(inserted.section)
+            identified.insertedSections[index].id = section.id
+            identified.insertedSections[index].items = section.items
+          }
+          for index in identified.insertedItems.indices {
+            identified.insertedItems[index].id = editor.identify(identified.insertedItems[index].id)
+          }
+          state.nextID = editor.nextID
+        } else {
+          // Fresh ids made later must stay above the explicit ones.
+          var highest = state.nextID - 1
+          for section in changeset.insertedSections {
+            highest = max(highest, section.id, section.items.ids.max() ?? 0)
+          }
+          for item in changeset.insertedItems { highest = max(highest, item.id) }
+          state.nextID = highest + 1
         }
         var sections = state.sections
         state.sections = []
         identified.applyWithoutValidation(to: &sections)
         state.sections = sections
-        state.nextID = editor.nextID
         Self.enqueue(identified, in: &state)
       }
     }
-    deliverPending()
   }
 
   /// Replaces the whole state, emitting either the changeset of a diff or, without
@@ -415,7 +447,8 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
           adoptedSections?[inserted.index] = inserted.section
         }
         for inserted in changeset.insertedItems {
-          adoptedSections?[inserted.at[0]].items.setEntry((inserted.id, inserted.value), at: inserted.at[1])
+          adoptedSections?[inserted.at[0]].items.setEntry(
+            (inserted.id, inserted.value), at: inserted.at[1])
         }
       }
       state.withLock { state in

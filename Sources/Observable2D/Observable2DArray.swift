@@ -205,7 +205,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// Delivers the queued events and subscriptions in order, unless another call is already
   /// doing so (on another thread, or further up this thread's stack), in which case that call
   /// delivers them.
-  func deliverPending() {
+  package func deliverPending() {
     let owner = state.withLock { state -> Bool in
       guard !state.delivering else { return false }
       state.delivering = true

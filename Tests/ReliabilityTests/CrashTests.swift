@@ -114,7 +114,12 @@ import Testing
     var replayed: NSDictionary?
     let deadline = Date().addingTimeInterval(10)
     repeat {
-      replayed = try replayWatch(watcher.output)
+      do {
+        replayed = try replayWatch(watcher.output)
+      } catch {
+        _ = try? run("/bin/cp", [watcher.outputPath, "/tmp/failed-watch.jsonl"])
+        throw error
+      }
       if replayed == expected { break }
       pause(0.02)
     } while Date() < deadline

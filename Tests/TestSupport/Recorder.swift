@@ -26,14 +26,18 @@ public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @uncheck
     _ array: Observable2DArray<Metadata, Item>, describe: @escaping (Item) -> String = { "\($0)" },
     header: @escaping (Metadata) -> String? = { "\($0)" }
   ) {
-    state = array.sections
+    state = []
     self.array = array
     describeValue = describe
     self.header = header
     array.bind(to: tableView, using: RecorderBond(describe: describe, header: header)).disposed(
       by: bag)
+    // The starting state, then every event, with neither gap nor duplicate.
     array.subscribe(
-      onNext: { [weak self] event in self?.record(event) },
+      initial: { [weak self] sections in self?.locked { self?.state = sections } },
+      onNext: { [weak self] event in self?.record(event) }
+    ).disposed(by: bag)
+    array.subscribe(
       onError: { [weak self] error in self?.locked { self?._error = error } },
       onCompleted: { [weak self] in self?.locked { self?._completed = true } }
     ).disposed(by: bag)

@@ -9,11 +9,15 @@ public func replayWatch(_ text: String) throws -> NSDictionary? {
     let snapshot = first["snapshot"] as? [String: Any],
     var sections = snapshot["sections"] as? [[String: Any]]
   else { return nil }
-  for line in lines.dropFirst() {
+  for (number, line) in lines.enumerated().dropFirst() {
     guard let object = try JSONSerialization.jsonObject(with: line) as? [String: Any],
       let changes = object["changes"] as? [String: Any]
     else { return nil }
-    applyWatchChanges(changes, to: &sections)
+    do {
+      try applyWatchChanges(changes, to: &sections)
+    } catch {
+      throw ReplayError(description: "line \(number + 1) does not apply: \(error)")
+    }
   }
   var result = snapshot
   result["sections"] = sections
@@ -21,7 +25,10 @@ public func replayWatch(_ text: String) throws -> NSDictionary? {
 }
 
 /// The normative application of `changesets.md`, on the JSON objects of `watch --json`.
-public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[String: Any]]) {
+public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[String: Any]]) throws {
+  func check(_ condition: Bool, _ what: @autoclosure () -> String) throws {
+    if !condition { throw ReplayError(description: what()) }
+  }
   func entries(_ name: String) -> [[String: Any]] { changes[name] as? [[String: Any]] ?? [] }
   func path(_ value: Any?) -> (Int, Int) {
     let pair = value as? [Int] ?? [0, 0]
@@ -32,7 +39,9 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
   var removals = entries("deletedItems").map { (path($0["at"]), Int64(0)) }
   removals += entries("movedItems").map { (path($0["from"]), Int64(($0["id"] as? Int) ?? 0)) }
   for ((section, row), id) in removals.sorted(by: { $0.0 > $1.0 }) {
+    try check(sections.indices.contains(section), "no section \(section) to remove \(row) from")
     var items = sections[section]["items"] as? [[String: Any]] ?? []
+    try check(items.indices.contains(row), "no row \(section):\(row) to remove")
     let item = items.remove(at: row)
     if id != 0 { movedItems[id] = item }
     sections[section]["items"] = items
@@ -43,6 +52,7 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
     ($0["from"] as? Int ?? 0, $0["id"] as? Int ?? 0)
   }
   for (index, id) in sectionRemovals.sorted(by: { $0.0 > $1.0 }) {
+    try check(sections.indices.contains(index), "no section \(index) to remove")
     let section = sections.remove(at: index)
     if id >= 0 { movedSections[id] = section }
   }
@@ -69,7 +79,9 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
     (path($0["to"]), ["id": $0["id"] ?? 0, "value": $0["value"] ?? NSNull()])
   }
   for ((section, row), item) in itemInserts.sorted(by: { $0.0 < $1.0 }) {
+    try check(sections.indices.contains(section), "no section \(section) to insert into")
     var items = sections[section]["items"] as? [[String: Any]] ?? []
+    try check(row <= items.count, "cannot insert row \(section):\(row)")
     items.insert(item, at: row)
     sections[section]["items"] = items
   }
@@ -89,4 +101,9 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
       sections[index]["items"] = items
     }
   }
+}
+
+/// A `watch --json` line that does not apply to the state before it.
+public struct ReplayError: Error, CustomStringConvertible {
+  public var description: String
 }
