@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -38,8 +39,19 @@ final class DatabaseWatcher: Sendable {
       let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE)
       if descriptor >= 0, inotify_add_watch(descriptor, folder.isEmpty ? "." : folder, mask) >= 0 {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
+        // A burst of writes (a busy writer commits every few dozen microseconds) is
+        // handled once: the check runs a moment after the first event, and events
+        // that arrive meanwhile join it, so the watcher does not compete with the
+        // writer for the database's locks on every commit.
+        let pending = Atomic<Bool>(false)
         source.setEventHandler {
-          if Self.drain(descriptor, matching: watched) { onChange() }
+          guard Self.drain(descriptor, matching: watched),
+            !pending.exchange(true, ordering: .acquiringAndReleasing)
+          else { return }
+          queue.asyncAfter(deadline: .now() + .milliseconds(1)) {
+            pending.store(false, ordering: .releasing)
+            onChange()
+          }
         }
         source.setCancelHandler { close(descriptor) }
         source.resume()

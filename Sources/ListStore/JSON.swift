@@ -196,11 +196,14 @@ package enum JSONText {
     guard end - start >= 2, bytes[start] == UInt8(ascii: "\""), bytes[end - 1] == UInt8(ascii: "\"")
     else { return nil }
     let body = UnsafeBufferPointer(rebasing: bytes[(start + 1)..<(end - 1)])
-    // The common case: nothing escaped.
-    if !body.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 < 0x20 })
-    {
-      return String(validating: body, as: UTF8.self)
+    // The common case: nothing escaped. (SQLite keeps text as UTF-8; anything else is
+    // repaired rather than refused.)
+    var plain = true
+    for byte in body where byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "\"") || byte < 0x20 {
+      plain = false
+      break
     }
+    if plain { return String(decoding: body, as: UTF8.self) }
     var output: [UInt8] = []
     output.reserveCapacity(body.count)
     var index = 0
@@ -266,6 +269,7 @@ package enum JSONText {
 
 /// Encodes Swift values into the JSON text of the `value` and `metadata` columns and
 /// back, with fast paths for `String` and ``RawJSON``.
+@usableFromInline
 enum ValueCoder {
   static func encode<Value: Encodable>(_ value: Value) throws(ListStoreError) -> String {
     try encoder(for: Value.self)(value)
@@ -313,6 +317,7 @@ enum ValueCoder {
 
   /// A decoder of `Value`s from JSON text given as UTF-8 bytes, chosen once per type
   /// rather than per value (the fast paths test the type only here).
+  @usableFromInline
   static func decoder<Value: Decodable>(for type: Value.Type) -> (UnsafeBufferPointer<UInt8>) throws
     -> Value
   {

@@ -4,25 +4,37 @@ import Observable2D
 /// position key of every section and item (to place a changed row by binary search)
 /// and a hash of every stored JSON text (to tell real value changes, and to diff on
 /// a reload without decoding). It always describes the same state as the array.
+@usableFromInline
 struct ListMirror {
   /// Where a row sits and what it holds, for one section or item.
+  @usableFromInline
   struct Slot: Equatable {
-    var key: String
-    var hash: Int
+    @usableFromInline var key: String
+    @usableFromInline var hash: Int
+
+    @inlinable
+    init(key: String, hash: Int) {
+      self.key = key
+      self.hash = hash
+    }
   }
 
   /// Sections in order, with their ids.
-  var sections = ItemList<Slot>()
+  @usableFromInline var sections = ItemList<Slot>()
   /// Each section's items in order, with their ids.
-  var items: [Int64: ItemList<Slot>] = [:]
+  @usableFromInline var items: [Int64: ItemList<Slot>] = [:]
 
-  init() {}
+  @inlinable init() {}
 
-  /// The hash of stored JSON text kept for each row; the same for equal text.
+  /// The hash of stored JSON text kept for each row; the same for equal text
+  /// (64-bit FNV-1a: cheap per byte, and only compared within this process).
+  @inlinable
   static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-    var hasher = Hasher()
-    hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
-    return hasher.finalize()
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in bytes {
+      hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+    }
+    return Int(truncatingIfNeeded: hash)
   }
 
   /// ``hash(_:)`` of a string's UTF-8 bytes.

@@ -10,8 +10,9 @@ import SQLiteKit
 /// `@unchecked Sendable`: `seq`, `mirror`, `array`, `needsFullReload` and `finished`
 /// are only touched with the feed's state lock held, or before the observer is added
 /// to the feed; ``deliver()`` only asks the array, which is thread-safe, to deliver.
+@usableFromInline
 final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unchecked Sendable {
-  typealias Section = Observable2DArraySection<Metadata, Item>
+  @usableFromInline typealias Section = Observable2DArraySection<Metadata, Item>
 
   /// Work found by `stage`, applied by the closure it returns.
   private enum Pending {
@@ -58,47 +59,65 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   /// Reads list `listID` in one ordered pass: the decoded sections the array starts
   /// from, and the mirror of their positions and value hashes. Values are decoded
   /// straight from SQLite's bytes, by a decoder chosen once for `Item`.
+  ///
+  /// Inlinable, so that it is compiled for the concrete `Metadata` and `Item` of the
+  /// caller: loading a million items costs per item only what the data needs.
+  @inlinable
   static func load(listID: Int64, db: Connection) throws -> (
     sections: [Section], mirror: ListMirror
   ) {
     let decodeItem = ValueCoder.decoder(for: Item.self)
     let decodeMetadata = ValueCoder.decoder(for: Metadata.self)
-    let statement = try db.cachedStatement(
-      """
-      SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
-      FROM sections s LEFT JOIN items i ON i.section_id = s.id
-      WHERE s.list_id = ? ORDER BY s.position, i.position
-      """)
-    try statement.bind(listID, at: 1)
+    // The sections first (a few rows), then every item with just its section's id.
     var sections: [Section] = []
     var mirror = ListMirror()
-    var current: (id: Int64, metadata: Metadata)?
+    var sectionIndex: [Int64: Int] = [:]
+    let sectionRows = try db.cachedStatement(
+      "SELECT id, position, metadata FROM sections WHERE list_id = ? ORDER BY position")
+    try sectionRows.bind(listID, at: 1)
+    try sectionRows.forEachRow { row in
+      let id = row.int64(at: 0)
+      let (metadata, hash) = try row.withUTF8(at: 2) {
+        (try decodeMetadata($0), ListMirror.hash($0))
+      }
+      sectionIndex[id] = sections.count
+      sections.append(Section(id: id, metadata: metadata))
+      mirror.sections.append(ListMirror.Slot(key: row.string(at: 1), hash: hash), id: id)
+    }
+    let itemRows = try db.cachedStatement(
+      """
+      SELECT i.section_id, i.id, i.position, i.value
+      FROM sections s JOIN items i ON i.section_id = s.id
+      WHERE s.list_id = ? ORDER BY s.position, i.position
+      """)
+    try itemRows.bind(listID, at: 1)
+    defer { itemRows.reset() }
+    var currentSection: Int64 = -1
     var items = ItemList<Item>()
     var slots = ItemList<ListMirror.Slot>()
     func finishSection() {
-      guard let section = current else { return }
-      sections.append(Section(id: section.id, metadata: section.metadata, items: items))
-      mirror.items[section.id] = slots
+      guard let index = sectionIndex[currentSection] else { return }
+      sections[index].items = items
+      mirror.items[currentSection] = slots
       items = ItemList()
       slots = ItemList()
     }
-    try statement.forEachRow { row in
-      let sectionID = row.int64(at: 0)
-      if current?.id != sectionID {
+    // A plain loop rather than a closure: the loop's state stays in registers.
+    while try itemRows.step() {
+      let sectionID = itemRows.int64(at: 0)
+      if sectionID != currentSection {
         finishSection()
-        let (metadata, hash) = try row.withUTF8(at: 2) {
-          (try decodeMetadata($0), ListMirror.hash($0))
-        }
-        current = (sectionID, metadata)
-        mirror.sections.append(ListMirror.Slot(key: row.string(at: 1), hash: hash), id: sectionID)
+        currentSection = sectionID
       }
-      guard !row.isNull(at: 3) else { return }
-      let id = row.int64(at: 3)
-      let (value, hash) = try row.withUTF8(at: 5) { (try decodeItem($0), ListMirror.hash($0)) }
+      let id = itemRows.int64(at: 1)
+      let (value, hash) = try itemRows.withUTF8(at: 3) { (try decodeItem($0), ListMirror.hash($0)) }
       items.append(value, id: id)
-      slots.append(ListMirror.Slot(key: row.string(at: 4), hash: hash), id: id)
+      slots.append(ListMirror.Slot(key: itemRows.string(at: 2), hash: hash), id: id)
     }
     finishSection()
+    for section in sections where mirror.items[section.id] == nil {
+      mirror.items[section.id] = ItemList()
+    }
     return (sections, mirror)
   }
 

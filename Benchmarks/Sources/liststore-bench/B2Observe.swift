@@ -1,3 +1,4 @@
+import CSQLiteBench
 import FoundationEssentials
 import ListStore
 import Observable2D
@@ -27,9 +28,12 @@ enum ObserveBenchmark {
     let sizes =
       options.b2Sizes ?? (options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000])
     var results: [(size: Int, samples: [Operation: [Double]])] = []
+    var floors: [Double] = []
     for size in sizes {
-      results.append(
-        (size, try measure(size: size, rounds: options.quick ? 100 : 300, scratch: scratch)))
+      let (samples, floor) = try measure(
+        size: size, rounds: options.quick ? 100 : 300, scratch: scratch)
+      results.append((size, samples))
+      floors = floor
     }
     var rows: [Row] = []
     let smallest = Stats(results[0].samples.values.flatMap { $0 })
@@ -54,6 +58,15 @@ enum ObserveBenchmark {
       }
       rows.append(row)
     }
+    rows.append(
+      Row(
+        id: "B2",
+        name:
+          "floor: one single-row UPDATE committed via the C API, \(label(results[results.count - 1].size)) items",
+        unit: "µs", value: Stats(floors), target: "",
+        note:
+          "BEGIN IMMEDIATE; UPDATE items SET value = ? WHERE id = ?; COMMIT with prepared statements "
+          + "on the same file, schema and triggers, no observer: what the database alone costs"))
     return rows
   }
 
@@ -62,9 +75,9 @@ enum ObserveBenchmark {
   }
 
   /// Microseconds per operation, `rounds` rounds of every operation after a warm-up.
-  private static func measure(size: Int, rounds: Int, scratch: String) throws -> [Operation:
-    [Double]]
-  {
+  private static func measure(size: Int, rounds: Int, scratch: String) throws -> (
+    [Operation: [Double]], floor: [Double]
+  ) {
     let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
     defer { folder.remove() }
     let path = folder.database
@@ -149,7 +162,32 @@ enum ObserveBenchmark {
     }
     let total = array.sections.reduce(0) { $0 + $1.items.count }
     try check(total == size, "B2: the observed list has \(total) items, not \(size)")
-    return samples
+
+    // The floor: the same kind of commit through the C API, nothing observing.
+    let raw = try RawDatabase(path: path)
+    try raw.execute("PRAGMA synchronous = NORMAL")
+    let begin = try raw.prepare("BEGIN IMMEDIATE")
+    let update = try raw.prepare("UPDATE items SET value = ? WHERE id = ?")
+    let commit = try raw.prepare("COMMIT")
+    defer { [begin, update, commit].forEach { sqlite3_finalize($0) } }
+    let target = array.sections[0].items.id(at: 0)
+    var floor: [Double] = []
+    for round in 0..<(rounds + 10) {
+      let value = "\"raw \(round)\""
+      let start = monotonicNanoseconds()
+      sqlite3_step(begin)
+      sqlite3_reset(begin)
+      value.withCString { text in
+        sqlite3_bind_text(update, 1, text, -1, bench_sqlite_transient())
+        sqlite3_bind_int64(update, 2, target)
+        sqlite3_step(update)
+        sqlite3_reset(update)
+      }
+      guard sqlite3_step(commit) == SQLITE_DONE else { throw BenchError("floor: \(raw.message)") }
+      sqlite3_reset(commit)
+      if round >= 10 { floor.append(Double(monotonicNanoseconds() - start) / 1e3) }
+    }
+    return (samples, floor)
   }
 }
 
