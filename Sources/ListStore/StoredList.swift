@@ -157,6 +157,28 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     }
   }
 
+  /// Adds items after the last ones of several sections, all in one transaction:
+  /// either every item is stored or none is.
+  /// - Parameter batches: For each section index, the values to append, in order.
+  /// - Returns: The new items' ids, by section index.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
+  /// - Complexity: O(*m*) for *m* items in all.
+  @discardableResult
+  public func appendItems(bySection batches: [Int: [Item]]) throws(ListStoreError) -> [Int: [Int64]]
+  {
+    var encoded: [(section: Int, values: [String])] = []
+    for (section, items) in batches.sorted(by: { $0.key < $1.key }) {
+      encoded.append((section, try ValueCoder.encodeAll(items)))
+    }
+    return try write { rows in
+      var ids: [Int: [Int64]] = [:]
+      for (section, values) in encoded {
+        ids[section] = try rows.appendItems(values: values, sectionID: rows.sectionID(at: section))
+      }
+      return ids
+    }
+  }
+
   /// Inserts an item so that it ends at `indexPath`.
   /// - Parameters:
   ///   - item: The value.
