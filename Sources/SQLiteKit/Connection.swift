@@ -41,10 +41,10 @@ public final class Connection {
   /// Whether ``close()`` ran.
   public private(set) var isClosed = false
 
-  /// How many result rows statements on this connection have stepped through since
-  /// it opened: a measure of the work queries did, independent of timing.
   // Unchecked: a connection is used by one thread at a time, and this counter is
   // bumped for every row, where a dynamic exclusivity check would cost more than it.
+  /// How many result rows statements on this connection have stepped through since
+  /// it opened: a measure of the work queries did, independent of timing.
   @exclusivity(unchecked) public internal(set) var rowsRead = 0
 
   /// Opens (and, with `.readWriteCreate`, creates) a database file.

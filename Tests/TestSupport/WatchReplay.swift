@@ -105,5 +105,6 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
 
 /// A `watch --json` line that does not apply to the state before it.
 public struct ReplayError: Error, CustomStringConvertible {
+  /// What does not apply, and where.
   public var description: String
 }

@@ -169,7 +169,7 @@ enum ObserveBenchmark {
     let begin = try raw.prepare("BEGIN IMMEDIATE")
     let update = try raw.prepare("UPDATE items SET value = ? WHERE id = ?")
     let commit = try raw.prepare("COMMIT")
-    defer { [begin, update, commit].forEach { sqlite3_finalize($0) } }
+    defer { for statement in [begin, update, commit] { sqlite3_finalize(statement) } }
     let target = array.sections[0].items.id(at: 0)
     var floor: [Double] = []
     for round in 0..<(rounds + 10) {
