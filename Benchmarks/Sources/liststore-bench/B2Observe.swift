@@ -85,7 +85,6 @@ enum ObserveBenchmark {
     let repository = try Repository(path: path)
     let list = try Fixtures.makeList(
       repository, name: "b2", sections: sections, perSection: perSection)
-    defer { keepUntilExit(repository) }
     let array = try list.observe()
     let delivery = Delivery()
     let subscription = array.subscribe(onNext: { event in

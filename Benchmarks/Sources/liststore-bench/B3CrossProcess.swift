@@ -29,7 +29,6 @@ enum CrossProcessBenchmark {
     let path = folder.database
     let repository = try Repository(path: path)
     let list = try Fixtures.makeList(repository, name: "b3", sections: 10, perSection: size / 10)
-    defer { keepUntilExit(repository) }
     let id = try list.itemID(at: IndexPath(indexes: [5, size / 20]))
     let array = try list.observe()
     let latencies = Latencies()

@@ -141,8 +141,8 @@ func trimmed(_ text: some StringProtocol) -> String {
   String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
 }
 
-/// A folder of its own under the scratch folder, for one database: a file watcher left
-/// on it (see `keepUntilExit`) sees nothing of the files of later measurements.
+/// A folder of its own under the scratch folder, for one database, so that the files of
+/// one measurement never meet another's.
 struct ScratchFolder {
   let path: String
 
@@ -166,16 +166,3 @@ func removeDatabase(_ path: String) {
   for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
 }
 
-/// Repositories that had observers, kept until the process exits.
-///
-/// Works around a library bug: the change feed's file watcher holds the feed strongly
-/// while its handler runs, so releasing the last reference to an observed repository
-/// at that moment runs `ChangeFeed.deinit` on the watcher's own queue, whose
-/// `DatabaseWatcher.cancel()` then calls `queue.sync {}` on that queue and libdispatch
-/// traps (seen at the end of B2 under valgrind). See BENCHMARKS.md.
-private let keptRepositories = Mutex<[Repository]>([])
-
-/// Keeps `repository` alive until the process exits (see `keptRepositories`).
-func keepUntilExit(_ repository: Repository) {
-  keptRepositories.withLock { $0.append(repository) }
-}
