@@ -165,4 +165,3 @@ struct ScratchFolder {
 func removeDatabase(_ path: String) {
   for suffix in ["", "-wal", "-shm", "-journal"] { unlink(path + suffix) }
 }
-
