@@ -102,6 +102,23 @@ public final class Repository: Sendable {
     }
   }
 
+  /// Runs `body` with the connection in a read transaction (one consistent state),
+  /// for results that are not `Sendable`: they are made and used on the caller's
+  /// thread, under the repository's lock, and leave it only as the returned value.
+  func readUnchecked<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result
+  {
+    var outcome: Swift.Result<Result, any Error> = .failure(
+      ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
+    lock.withLock { _ in
+      outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
+    }
+    do {
+      return try outcome.get()
+    } catch {
+      throw mapped(error)
+    }
+  }
+
   /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
   ///
   /// When lists of this repository are observed, the transaction also reads what it

@@ -1,4 +1,5 @@
 public import FoundationEssentials
+public import Observable2D
 import SQLiteKit
 
 /// A typed handle on one stored list: sections whose metadata is `Metadata`, holding
@@ -357,6 +358,50 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func item(id: Int64) throws(ListStoreError) -> Item {
     let json = try read { rows in try rows.itemValue(id: id) }
     return try ValueCoder.decode(Item.self, from: json)
+  }
+
+  /// The whole list: every section with its metadata and items, decoded, with ids.
+  /// - Returns: The sections in order.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, ``ListStoreError/decodingFailed(_:)``.
+  /// - Complexity: O(*n*) for *n* items, in one ordered pass.
+  public func sections() throws(ListStoreError) -> [Observable2DArraySection<Metadata, Item>] {
+    let listID = id
+    let name = name
+    do {
+      return try repository.readUnchecked { db in
+        guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+          throw ListStoreError.listNotFound(name: name)
+        }
+        return try ListObserver<Metadata, Item>.load(listID: listID, db: db).sections
+      }
+    }
+  }
+
+  /// The section at `index`, with its metadata and items.
+  /// - Parameter index: The section's index.
+  /// - Returns: The section.
+  /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``,
+  ///   ``ListStoreError/decodingFailed(_:)``.
+  public func section(at index: Int) throws(ListStoreError) -> Observable2DArraySection<
+    Metadata, Item
+  > {
+    let stored = try read { rows in try rows.section(id: rows.sectionID(at: index)) }
+    let decodeItem = ValueCoder.decoder(for: Item.self)
+    var items = ItemList<Item>()
+    items.reserveCapacity(stored.items.count)
+    do {
+      for row in stored.items {
+        var json = row.json
+        items.append(try json.withUTF8 { try decodeItem($0) }, id: row.id)
+      }
+    } catch let error as ListStoreError {
+      throw error
+    } catch {
+      throw .decodingFailed("\(error)")
+    }
+    return Observable2DArraySection(
+      id: stored.row.id, metadata: try ValueCoder.decode(Metadata.self, from: stored.row.json),
+      items: items)
   }
 
   /// The whole list as stored rows (JSON text), for the CLI and the change feed.

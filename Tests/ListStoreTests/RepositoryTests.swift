@@ -232,3 +232,28 @@ struct City: Codable, Equatable, Sendable {
     #expect(summary.sectionCount == 2 && summary.itemCount == 3)
   }
 }
+
+@Suite struct RepositoryReadTests {
+  @Test func readsTheWholeListAndOneSectionDecoded() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("reads.sqlite"))
+    let cities = try repository.createList(
+      "cities", metadata: SectionMetadata.self, item: City.self)
+    try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+    try cities.appendSection(SectionMetadata(header: "Empty"))
+    let ids = try cities.appendItems([City(name: "Paris"), City(name: "Berlin")], toSection: 0)
+    let sections = try cities.sections()
+    #expect(sections.map(\.metadata.header) == ["Cities", "Empty"])
+    #expect(Array(sections[0].items) == [City(name: "Paris"), City(name: "Berlin")])
+    #expect(Array(sections[0].items.ids) == ids)
+    #expect(sections[1].items.isEmpty)
+    let first = try cities.section(at: 0)
+    #expect(first.id == sections[0].id && Array(first.items) == Array(sections[0].items))
+    #expect(throws: ListStoreError.sectionOutOfRange(index: 2, count: 2)) {
+      try cities.section(at: 2)
+    }
+    try repository.deleteList("cities")
+    #expect(throws: ListStoreError.listNotFound(name: "cities")) { try cities.sections() }
+  }
+}
