@@ -347,12 +347,13 @@ enum ValueCoder {
   static func decode<Value: Decodable>(_ type: Value.Type, from json: String) throws(ListStoreError)
     -> Value
   {
-    if Value.self == String.self, let text = JSONText.unquote(json) as? Value { return text }
-    if Value.self == RawJSON.self, let raw = RawJSON(json) as? Value { return raw }
+    var json = json
     do {
-      return try JSONDecoder().decode(Value.self, from: Data(json.utf8))
+      return try json.withUTF8 { try decoder(for: Value.self)($0) }
+    } catch let error as ListStoreError {
+      throw error
     } catch {
-      throw .decodingFailed("\(Value.self) from \(json.prefix(80)): \(error)")
+      throw .decodingFailed("\(Value.self): \(error)")
     }
   }
 }

@@ -194,45 +194,62 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
 
   /// A changeset of stored JSON text, with its metadata and values decoded.
   private func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
-    func item(_ json: String) throws -> Item {
-      var json = json
-      return try json.withUTF8 { try decodeItem($0) }
-    }
-    func metadata(_ json: String) throws -> Metadata {
-      var json = json
-      return try json.withUTF8 { try decodeMetadata($0) }
-    }
+    try Self.converting(
+      raw,
+      metadata: { _, json in
+        var json = json
+        return try json.withUTF8 { try decodeMetadata($0) }
+      },
+      item: { _, json in
+        var json = json
+        return try json.withUTF8 { try decodeItem($0) }
+      })
+  }
+
+  /// `changeset` with its metadata and values replaced by `metadata(id, old)` and
+  /// `item(id, old)`; indexes and ids stay.
+  private static func converting<OldMetadata, OldItem>(
+    _ changeset: Changeset<OldMetadata, OldItem>, metadata: (Int64, OldMetadata) throws -> Metadata,
+    item: (Int64, OldItem) throws -> Item
+  ) throws -> Changeset<Metadata, Item> {
     var result = Changeset<Metadata, Item>()
-    result.deletedSections = raw.deletedSections.map { .init(index: $0.index, id: $0.id) }
-    for section in raw.insertedSections {
+    result.deletedSections = changeset.deletedSections.map { .init(index: $0.index, id: $0.id) }
+    for section in changeset.insertedSections {
       var items = ItemList<Item>()
       items.reserveCapacity(section.items.count)
-      for entry in section.items.entries { items.append(try item(entry.value), id: entry.id) }
+      for entry in section.items.entries {
+        items.append(try item(entry.id, entry.value), id: entry.id)
+      }
       result.insertedSections.append(
         .init(
-          index: section.index, id: section.id, metadata: try metadata(section.metadata),
+          index: section.index, id: section.id,
+          metadata: try metadata(section.id, section.metadata),
           items: items))
     }
-    for section in raw.movedSections {
+    for section in changeset.movedSections {
       result.movedSections.append(
         .init(
           from: section.from, to: section.to, id: section.id,
-          metadata: try metadata(section.metadata)))
+          metadata: try metadata(section.id, section.metadata)))
     }
-    for section in raw.updatedSections {
+    for section in changeset.updatedSections {
       result.updatedSections.append(
-        .init(index: section.index, id: section.id, metadata: try metadata(section.metadata)))
+        .init(
+          index: section.index, id: section.id, metadata: try metadata(section.id, section.metadata)
+        ))
     }
-    result.deletedItems = raw.deletedItems.map { .init(at: $0.at, id: $0.id) }
-    for entry in raw.insertedItems {
-      result.insertedItems.append(.init(at: entry.at, id: entry.id, value: try item(entry.value)))
+    result.deletedItems = changeset.deletedItems.map { .init(at: $0.at, id: $0.id) }
+    for entry in changeset.insertedItems {
+      result.insertedItems.append(
+        .init(at: entry.at, id: entry.id, value: try item(entry.id, entry.value)))
     }
-    for entry in raw.movedItems {
+    for entry in changeset.movedItems {
       result.movedItems.append(
-        .init(from: entry.from, to: entry.to, id: entry.id, value: try item(entry.value)))
+        .init(from: entry.from, to: entry.to, id: entry.id, value: try item(entry.id, entry.value)))
     }
-    for entry in raw.updatedItems {
-      result.updatedItems.append(.init(at: entry.at, id: entry.id, value: try item(entry.value)))
+    for entry in changeset.updatedItems {
+      result.updatedItems.append(
+        .init(at: entry.at, id: entry.id, value: try item(entry.id, entry.value)))
     }
     return result
   }
@@ -261,46 +278,18 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
       metadataByID[section.id] = section.metadata
       for entry in section.items.entries { valueByID[entry.id] = entry.value }
     }
-    func metadata(_ id: Int64) throws -> Metadata {
-      guard let metadata = metadataByID[id] else {
-        throw NeedsReload(reason: "section \(id) missing")
-      }
-      return metadata
-    }
-    func value(_ id: Int64) throws -> Item {
-      guard let value = valueByID[id] else { throw NeedsReload(reason: "item \(id) missing") }
-      return value
-    }
-    var result = Changeset<Metadata, Item>()
-    result.deletedSections = hashed.deletedSections.map { .init(index: $0.index, id: $0.id) }
-    for section in hashed.insertedSections {
-      var items = ItemList<Item>()
-      for id in section.items.ids { items.append(try value(id), id: id) }
-      result.insertedSections.append(
-        .init(
-          index: section.index, id: section.id, metadata: try metadata(section.id), items: items))
-    }
-    for section in hashed.movedSections {
-      result.movedSections.append(
-        .init(
-          from: section.from, to: section.to, id: section.id, metadata: try metadata(section.id)))
-    }
-    for section in hashed.updatedSections {
-      result.updatedSections.append(
-        .init(index: section.index, id: section.id, metadata: try metadata(section.id)))
-    }
-    result.deletedItems = hashed.deletedItems.map { .init(at: $0.at, id: $0.id) }
-    for item in hashed.insertedItems {
-      result.insertedItems.append(.init(at: item.at, id: item.id, value: try value(item.id)))
-    }
-    for item in hashed.movedItems {
-      result.movedItems.append(
-        .init(from: item.from, to: item.to, id: item.id, value: try value(item.id)))
-    }
-    for item in hashed.updatedItems {
-      result.updatedItems.append(.init(at: item.at, id: item.id, value: try value(item.id)))
-    }
-    return result
+    return try Self.converting(
+      hashed,
+      metadata: { id, _ in
+        guard let metadata = metadataByID[id] else {
+          throw NeedsReload(reason: "section \(id) missing")
+        }
+        return metadata
+      },
+      item: { id, _ in
+        guard let value = valueByID[id] else { throw NeedsReload(reason: "item \(id) missing") }
+        return value
+      })
   }
 
   func deliver() {

@@ -90,23 +90,10 @@ public final class Repository: Sendable {
     return dataHome + "/liststore/liststore.sqlite"
   }
 
-  /// Runs `body` with the connection, outside any transaction; SQLite errors are
-  /// mapped to ``ListStoreError``.
-  func read<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
-    -> Result
-  {
-    do {
-      return try lock.withLock { _ throws -> Result in try body(connection) }
-    } catch {
-      throw mapped(error)
-    }
-  }
-
-  /// Runs `body` with the connection in a read transaction (one consistent state),
-  /// for results that are not `Sendable`: they are made and used on the caller's
-  /// thread, under the repository's lock, and leave it only as the returned value.
-  func readUnchecked<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result
-  {
+  /// Runs `body` with the connection in a read transaction (one consistent state);
+  /// SQLite errors are mapped to ``ListStoreError``. The result is made and returned on
+  /// the caller's thread, so it need not be `Sendable`.
+  func read<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result {
     var outcome: Swift.Result<Result, any Error> = .failure(
       ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
     lock.withLock { _ in

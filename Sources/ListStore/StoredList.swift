@@ -368,7 +368,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     let listID = id
     let name = name
     do {
-      return try repository.readUnchecked { db in
+      return try repository.read { db in
         guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
           throw ListStoreError.listNotFound(name: name)
         }
