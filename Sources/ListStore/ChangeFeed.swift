@@ -4,15 +4,16 @@ import Synchronization
 
 /// One observed list, as the feed drives it.
 ///
-/// The feed calls ``stage(entries:lastSeq:horizon:db:)`` and the closure it returns
-/// while holding its state lock — never running observers' code there — and
-/// ``deliver()`` after releasing it.
+/// Every requirement but ``deliver()`` is used only with the feed's state lock held,
+/// which orders all of them; ``deliver()`` runs after the lock is released and only
+/// asks the observer's array, which is thread-safe, to deliver what was queued.
 protocol FeedObserver: AnyObject, Sendable {
   /// The last log entry this observer applied.
   var seq: Int64 { get }
   /// Whether anyone still listens; the feed forgets observers that do not.
   var isAlive: Bool { get }
-  /// Whether it must read even when the log has nothing new (to recover).
+  /// Whether it must read even when the log has nothing new: to reload after its
+  /// array disagreed with the store, or to retry after a transient failure.
   var needsRead: Bool { get }
   /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
   /// through `db`, which sees the state the entries lead to; `horizon` is how far the
@@ -20,10 +21,11 @@ protocol FeedObserver: AnyObject, Sendable {
   /// is committed, applies it to the observer's array (queuing its event).
   func stage(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
     -> () -> Void
+  /// Queues the end of the observation, failing with `error`, or completing when it is
+  /// `nil`; nothing is staged any more.
+  func finish(failing error: ListStoreError?)
   /// Delivers the queued events to the observer's subscribers.
   func deliver()
-  /// Ends the observation: the feed is going away.
-  func finish()
 }
 
 /// The change feed of one repository: the observers of its lists, its own
@@ -31,34 +33,68 @@ protocol FeedObserver: AnyObject, Sendable {
 /// SQLite client commits.
 ///
 /// Writes through the repository bring observers up to date inside their own
-/// transaction: after the write, before its `COMMIT`, ``stage(db:)`` reads the new log
+/// transaction: after the write, before its `COMMIT`, the feed reads the new log
 /// entries and the rows they touched through the writer's connection (which sees
 /// them), and once the commit succeeded the staged changesets are applied. Commits by
-/// others are read by ``refresh()`` through the feed's connection. Both run under the
-/// feed's state lock, which orders them; observers' code runs only in ``deliver()``,
-/// after every lock is released, so an observer may write to the repository.
+/// others are read by ``refresh()`` through the feed's connection. Both, and every
+/// registration of an observer, run under the feed's state lock, which orders them;
+/// observers' code runs only when their events are delivered, after every lock is
+/// released, so an observer may write to the repository.
+///
+/// A transient failure (the database busy or unreadable for a moment) leaves the
+/// observers where they were and retries with a growing delay; only a failure that
+/// cannot pass (the schema gone, say) ends their observations, with that error.
 final class ChangeFeed: Sendable {
   private let path: String
-  /// Touched only while `state` is locked.
-  private nonisolated(unsafe) let connection: Connection
-  /// A second connection, used only on the watcher's queue for its cheap check.
-  private nonisolated(unsafe) let watcherConnection: Connection?
-  /// The log entry through which every observer has been brought up to date.
-  private let processedSeq = Atomic<Int64>(0)
-  private nonisolated(unsafe) var readerID: Int64?
-  private nonisolated(unsafe) var readerSeq: Int64 = -1
-  private nonisolated(unsafe) var readerUpdated = ContinuousClock.now
-
-  /// The rows the last staging read from the database, for tests and benchmarks.
-  let lastRefreshRowsRead = Atomic<Int>(0)
+  private let busyTimeout: Duration
+  private let mode: Connection.OpenMode
 
   /// Orders every reading of the log and every change to observers' state.
   private let state = Mutex<Void>(())
-  private let observers = Mutex<[ObjectIdentifier: any FeedObserver]>([:])
-  private let watcher = Mutex<DatabaseWatcher?>(nil)
+  /// Touched only while `state` is locked.
+  private nonisolated(unsafe) let connection: Connection
+  /// Touched only while `state` is locked.
+  private nonisolated(unsafe) var observers: [ObjectIdentifier: any FeedObserver] = [:]
+  /// How many observers are registered, for writes that check without the lock.
+  private let observerCount = Atomic<Int>(0)
+  /// The log entry through which every observer has been brought up to date; -1 when
+  /// some observer must read again whatever the log says.
+  private let processedSeq = Atomic<Int64>(0)
 
-  init(path: String, busyTimeout: Duration, mode: Connection.OpenMode) throws(ListStoreError) {
+  /// A second connection, used only on the watcher's queue for its cheap check.
+  private nonisolated(unsafe) let watcherConnection: Connection?
+  private let watcher = Mutex<DatabaseWatcher?>(nil)
+  private let watchesDatabase: Bool
+
+  /// Where this process's observers have read, for other processes' pruning.
+  private let readerRecord = Mutex<ReaderRecord>(ReaderRecord())
+  /// The delay before the next retry after a transient failure; zero when none failed.
+  private let retryDelay = Mutex<Duration>(.zero)
+
+  /// The rows read by the last staging that applied log entries, for tests and
+  /// benchmarks.
+  let lastRefreshRowsRead = Atomic<Int>(0)
+
+  /// How many rounds one refresh runs at most before it leaves the rest to a retry.
+  static let roundsPerRefresh = 3
+  /// The first and the longest delay before retrying after a transient failure.
+  static let retryDelays: (first: Duration, longest: Duration) = (.milliseconds(5), .seconds(1))
+
+  /// Opens the feed's connections to the database at `path`.
+  /// - Parameters:
+  ///   - path: The database file.
+  ///   - busyTimeout: How long its connections wait for a lock.
+  ///   - mode: How the repository opened the file.
+  ///   - watchesDatabase: Whether other processes' commits are noticed on their own;
+  ///     when `false`, they arrive only through ``refresh()`` (and writes).
+  /// - Throws: ``ListStoreError/cannotOpen(path:reason:)``.
+  init(
+    path: String, busyTimeout: Duration, mode: Connection.OpenMode, watchesDatabase: Bool = true
+  ) throws(ListStoreError) {
     self.path = path
+    self.busyTimeout = busyTimeout
+    self.mode = mode
+    self.watchesDatabase = watchesDatabase
     do {
       connection = try Connection(
         path: path, mode: mode == .readWriteCreate ? .readWrite : mode, busyTimeout: busyTimeout)
@@ -71,57 +107,97 @@ final class ChangeFeed: Sendable {
 
   deinit {
     watcher.withLock { $0?.cancel() }
-    for observer in observers.withLock({ Array($0.values) }) { observer.finish() }
-    if let readerID { try? ChangeLog.unregisterReader(readerID, db: connection) }
+    let finished = state.withLock { _ in
+      defer { observers.removeAll() }
+      for observer in observers.values { observer.finish(failing: nil) }
+      return Array(observers.values)
+    }
+    for observer in finished { observer.deliver() }
+    readerRecord.withLock { $0.unregister() }
   }
 
-  /// Whether any observer is registered (then writes stage their changes).
-  var isObserved: Bool { observers.withLock { !$0.isEmpty } }
+  // MARK: - Observers
 
-  /// Runs `body` with the feed's connection inside a read transaction, ordered with
-  /// every other use of the log: what it reads is one consistent state.
-  func withSnapshot<Result>(_ body: (Connection) throws -> Result) throws -> Result {
-    var outcome: Swift.Result<Result, any Error>?
+  /// Registers an observer made by `make` from one consistent state of the database,
+  /// read through the feed's connection, and starts watching the database when it is
+  /// the first. No write or refresh runs between the read and the registration, so the
+  /// observer misses nothing committed after the state it starts from.
+  /// - Returns: What `make` returns besides the observer.
+  func register<Result>(
+    _ make: (Connection) throws -> (observer: any FeedObserver, seq: Int64, result: Result)
+  ) throws -> Result {
+    var outcome: Swift.Result<(Result, Int64), any Error>?
     state.withLock { _ in
-      outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
+      outcome = Swift.Result {
+        let made = try connection.transaction(.deferred) { try make(connection) }
+        observers[ObjectIdentifier(made.observer)] = made.observer
+        observerCount.store(observers.count, ordering: .releasing)
+        noteProcessed()
+        return (made.result, made.seq)
+      }
     }
-    switch outcome {
-    case .some(let outcome): return try outcome.get()
-    case .none: throw NeedsReload(reason: "the feed's lock body did not run")
+    guard let (result, seq) = try outcome?.get() else {
+      throw NeedsReload(reason: "the feed's lock body did not run")
     }
-  }
-
-  /// Adds an observer and starts watching the database when it is the first.
-  func add(_ observer: any FeedObserver) {
-    observers.withLock { $0[ObjectIdentifier(observer)] = observer }
-    watcher.withLock { watcher in
-      guard watcher == nil else { return }
-      watcher = DatabaseWatcher(path: path) { [weak self] in self?.databaseChanged() }
+    if watchesDatabase {
+      watcher.withLock { watcher in
+        guard watcher == nil else { return }
+        watcher = DatabaseWatcher(path: path) { [weak self] in self?.databaseChanged() }
+      }
     }
+    noteReader(at: seq)
+    return result
   }
 
   /// Stops watching the database and waits for work under way on another thread to
-  /// finish; observers get nothing more.
+  /// finish; observers complete and get nothing more.
   func shutDown() {
     watcher.withLock { watcher in
       watcher?.cancel()
       watcher = nil
     }
-    let finished = observers.withLock { observers in
-      defer { observers.removeAll() }
+    let finished = state.withLock { _ in
+      defer {
+        observers.removeAll()
+        observerCount.store(0, ordering: .releasing)
+      }
+      for observer in observers.values { observer.finish(failing: nil) }
       return Array(observers.values)
     }
-    state.withLock { _ in }
-    for observer in finished { observer.finish() }
+    deliver(finished)
   }
 
-  /// The observers still wanted.
+  /// The observers still wanted; forgets the others. Call with `state` locked.
   private func liveObservers() -> [any FeedObserver] {
-    observers.withLock { observers in
-      for (key, observer) in observers where !observer.isAlive { observers[key] = nil }
-      return Array(observers.values)
+    var live: [any FeedObserver] = []
+    for (key, observer) in observers {
+      if observer.isAlive { live.append(observer) } else { observers[key] = nil }
     }
+    observerCount.store(observers.count, ordering: .releasing)
+    return live
   }
+
+  /// Records how far every observer has read, or that one must read again. Call with
+  /// `state` locked.
+  private func noteProcessed() {
+    var slowest = Int64.max
+    for observer in observers.values {
+      if observer.needsRead {
+        processedSeq.store(-1, ordering: .releasing)
+        return
+      }
+      slowest = min(slowest, observer.seq)
+    }
+    if slowest != .max { processedSeq.store(slowest, ordering: .releasing) }
+  }
+
+  /// Delivers the events staged for `observers`; call with no lock held.
+  func deliver(_ observers: [any FeedObserver]) {
+    for observer in observers { observer.deliver() }
+  }
+
+  /// Whether some observer must read again (after a transient failure, or to reload).
+  var needsRefresh: Bool { processedSeq.load(ordering: .acquiring) < 0 }
 
   // MARK: - Writes through the repository
 
@@ -132,73 +208,106 @@ final class ChangeFeed: Sendable {
   func observing<Result: Sendable>(
     _ write: (_ stage: () -> Void) throws -> Result, db: Connection
   ) throws -> (result: Result, observers: [any FeedObserver]) {
-    let live = liveObservers()
-    guard !live.isEmpty else { return (try write {}, []) }
-    var installs: [() -> Void] = []
-    let result = try state.withLock { _ in
-      let result = try write { installs = self.stage(live, db: db) }
+    guard observerCount.load(ordering: .acquiring) > 0 else { return (try write {}, []) }
+    return try state.withLock { _ in
+      let live = liveObservers()
+      guard !live.isEmpty else { return (try write {}, []) }
+      var installs: [() -> Void] = []
+      var failure: (any Error)?
+      let result = try write {
+        // A failure to read the log must not undo the write: the observers stay where
+        // they were, and read again once it is committed.
+        do { installs = try stage(live, db: db) } catch { failure = error }
+      }
       // Committed: the staged state is the database's now.
       for install in installs { install() }
-      noteProcessed(live)
-      return result
+      if let failure { failed(failure, observers: live) }
+      noteProcessed()
+      return (result, live)
     }
-    return (result, live)
-  }
-
-  /// Delivers the events staged for `observers`; call with no lock held.
-  func deliver(_ observers: [any FeedObserver]) {
-    for observer in observers { observer.deliver() }
   }
 
   /// Stages every observer's changes from the log entries after its position, read
   /// through `db` inside its transaction. Call with `state` locked.
-  private func stage(_ live: [any FeedObserver], db: Connection) -> [() -> Void] {
+  private func stage(_ live: [any FeedObserver], db: Connection) throws -> [() -> Void] {
     let rowsBefore = db.rowsRead
-    defer { lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed) }
     var slowest = Int64.max
     var recovering = false
     for observer in live {
       slowest = min(slowest, observer.seq)
       if observer.needsRead { recovering = true }
     }
-    do {
-      let (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
-      guard slowest < lastSeq || recovering else { return [] }
-      let entries = try ChangeLog.entries(after: max(slowest, horizon), db: db)
-      var installs: [() -> Void] = []
-      for observer in live where observer.seq < lastSeq || observer.needsRead {
-        let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
-        installs.append(
-          observer.stage(entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: db))
-      }
-      return installs
-    } catch {
-      // The log could not be read now; the observers' positions did not move, so the
-      // next refresh reads it again.
-      return []
+    let (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
+    guard slowest < lastSeq || recovering else { return [] }
+    let entries = try ChangeLog.entries(after: max(slowest, horizon), db: db)
+    var installs: [() -> Void] = []
+    for observer in live where observer.seq < lastSeq || observer.needsRead {
+      let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
+      installs.append(
+        observer.stage(entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: db))
+    }
+    lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed)
+    return installs
+  }
+
+  /// Handles a failure to read the log: a transient one is retried, any other ends the
+  /// observations with it. Call with `state` locked.
+  private func failed(_ error: any Error, observers live: [any FeedObserver]) {
+    let error = ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
+    if error.isTransient {
+      processedSeq.store(-1, ordering: .releasing)
+      readAgain = true
+    } else {
+      for observer in live { observer.finish(failing: error) }
     }
   }
+
+  /// Whether the log could not be read for a passing reason: read it again. Touched
+  /// only while `state` is locked.
+  private nonisolated(unsafe) var readAgain = false
 
   // MARK: - Commits by others
 
   /// Reads the log through the feed's own connection and delivers every observer's
-  /// changes: how commits of other processes and SQLite clients arrive.
+  /// changes: how commits of other processes and SQLite clients arrive. An observer
+  /// that must read again (to reload, or after a transient failure) gets up to
+  /// ``roundsPerRefresh`` rounds; then retries are scheduled with a growing delay.
   func refresh() {
-    var live = liveObservers()
-    guard !live.isEmpty else { return }
-    var again = true
-    while again {
-      state.withLock { _ in
+    var pending = false
+    for _ in 0..<Self.roundsPerRefresh {
+      let live = state.withLock { _ -> [any FeedObserver] in
+        let live = liveObservers()
+        guard !live.isEmpty else { return [] }
+        readAgain = false
         var installs: [() -> Void] = []
-        try? connection.transaction(.deferred) { installs = stage(live, db: connection) }
+        do {
+          try connection.transaction(.deferred) { installs = try stage(live, db: connection) }
+        } catch {
+          failed(error, observers: live)
+        }
         for install in installs { install() }
-        noteProcessed(live)
-        updateReader(seq: processedSeq.load(ordering: .relaxed))
+        noteProcessed()
+        pending = readAgain || live.contains { $0.needsRead }
+        return live
       }
-      for observer in live { observer.deliver() }
-      // An observer that found itself inconsistent reloads on the next round.
-      again = live.contains { $0.needsRead }
-      live = live.filter { $0.needsRead }
+      deliver(live)
+      if !pending { break }
+    }
+    updateReader()
+    if pending { scheduleRetry() } else { retryDelay.withLock { $0 = .zero } }
+  }
+
+  /// Refreshes again after a delay that doubles with every consecutive retry.
+  private func scheduleRetry() {
+    let delay = retryDelay.withLock { delay -> Duration in
+      delay =
+        delay == .zero ? Self.retryDelays.first : min(delay * 2, Self.retryDelays.longest)
+      return delay
+    }
+    let (seconds, attoseconds) = delay.components
+    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+      [weak self] in self?.refresh()
     }
   }
 
@@ -207,49 +316,77 @@ final class ChangeFeed: Sendable {
   /// delivered). The check runs on the watcher's own connection, without waiting for
   /// work under way.
   private func databaseChanged() {
+    guard observerCount.load(ordering: .acquiring) > 0 else { return }
     if let probe = watcherConnection,
       let (lastSeq, _) = try? ChangeLog.lastSeqAndHorizon(db: probe),
       lastSeq <= processedSeq.load(ordering: .acquiring)
     {
+      updateReader()
       return
     }
     refresh()
   }
 
-  /// Records how far every observer has read. Call with `state` locked.
-  private func noteProcessed(_ live: [any FeedObserver]) {
-    var slowest = Int64.max
-    for observer in live { slowest = min(slowest, observer.seq) }
-    if slowest != Int64.max { processedSeq.store(slowest, ordering: .releasing) }
-  }
+  // MARK: - Reader positions for pruning
 
   /// Records, for pruning in every process, that an observer starts reading at `seq`.
-  func noteReader(at seq: Int64) {
-    state.withLock { _ in updateReader(seq: min(seq, readerSeq < 0 ? seq : readerSeq), force: true)
+  private func noteReader(at seq: Int64) {
+    readerRecord.withLock { record in
+      record.update(
+        seq: min(seq, record.seq < 0 ? seq : record.seq), force: true, path: path, mode: mode)
     }
   }
 
-  /// Tells other processes' pruning how far this process's observers have read,
-  /// at most once a second (it is a write). Call with `state` locked.
-  private func updateReader(seq: Int64, force: Bool = false) {
+  /// Tells other processes' pruning how far this process's observers have read, at
+  /// most once a second (it is a write). Never runs under the state lock, so a writer
+  /// in another process delays only this bookkeeping, never this process's writes.
+  private func updateReader() {
+    let seq = processedSeq.load(ordering: .acquiring)
+    guard seq >= 0 else { return }
+    readerRecord.withLock { $0.update(seq: seq, force: false, path: path, mode: mode) }
+  }
+}
+
+/// This process's row in `change_log_readers`, written through a connection of its
+/// own that never waits long for the write lock: the row is a hint for pruning, and
+/// pruning past a reader only makes that reader reload.
+private struct ReaderRecord: ~Copyable {
+  /// Opened on first use.
+  var connection: Connection?
+  var id: Int64?
+  var seq: Int64 = -1
+  var updated = ContinuousClock.now
+
+  /// How long the bookkeeping waits for another writer's lock before giving up.
+  static let busyTimeout: Duration = .milliseconds(50)
+
+  mutating func update(seq: Int64, force: Bool, path: String, mode: Connection.OpenMode) {
     let now = ContinuousClock.now
-    guard force || (seq != readerSeq && (readerID == nil || now - readerUpdated > .seconds(1)))
-    else {
-      return
-    }
+    guard force || (seq != self.seq && (id == nil || now - updated > .seconds(1))) else { return }
+    guard mode != .immutable && mode != .readOnly else { return }
     do {
+      if connection == nil {
+        connection = try Connection(path: path, mode: .readWrite, busyTimeout: Self.busyTimeout)
+      }
+      guard let connection else { return }
       try connection.transaction(.immediate) {
-        if let readerID {
-          try ChangeLog.updateReader(readerID, seq: seq, db: connection)
+        if let id {
+          try ChangeLog.updateReader(id, seq: seq, db: connection)
         } else {
-          readerID = try ChangeLog.registerReader(at: seq, db: connection)
+          id = try ChangeLog.registerReader(at: seq, db: connection)
         }
       }
-      readerSeq = seq
-      readerUpdated = now
+      self.seq = seq
+      updated = now
     } catch {
-      // Read-only database or a busy writer: observing still works; pruning may
+      // A read-only database or a busy writer: observing still works; pruning may
       // then outrun this process, which reloads if it falls behind.
     }
+  }
+
+  mutating func unregister() {
+    guard let id, let connection else { return }
+    try? ChangeLog.unregisterReader(id, db: connection)
+    self.id = nil
   }
 }

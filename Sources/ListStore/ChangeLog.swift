@@ -22,19 +22,19 @@ struct ChangeLogEntry: Sendable, Equatable {
   }
 
   var seq: Int64
-  /// The list the row belongs to after the change (`nil` after a delete).
+  /// Sections: the list the row belongs to after the change (`nil` after a delete).
   var listID: Int64?
-  /// The list it belonged to before (`nil` for an insert).
+  /// Sections: the list it belonged to before (`nil` for an insert). Lists: the list.
   var oldListID: Int64?
   var kind: Kind
   var operation: Operation
   var rowID: Int64
+  /// After the change: the section of an item, the list of a section.
+  var parent: Int64?
   /// Before the change: the section of an item, the list of a section.
   var oldParent: Int64?
   /// Before the change: the row's position key.
   var oldPosition: String?
-  /// Whether an update changed the value (items) or metadata (sections).
-  var changed: Bool
 }
 
 /// Reading and pruning the change log written by the schema's triggers.
@@ -51,7 +51,7 @@ enum ChangeLog {
   static func entries(after seq: Int64, db: Connection) throws -> [ChangeLogEntry] {
     let statement = try db.cachedStatement(
       """
-      SELECT seq, list_id, old_list_id, kind, op, row_id, old_parent, old_position, changed
+      SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position
       FROM changes WHERE seq > ? ORDER BY seq
       """)
     try statement.bind(seq, at: 1)
@@ -65,8 +65,8 @@ enum ChangeLog {
           seq: row.int64(at: 0), listID: row.optionalInt64(at: 1),
           oldListID: row.optionalInt64(at: 2),
           kind: kind, operation: operation, rowID: row.int64(at: 5),
-          oldParent: row.optionalInt64(at: 6),
-          oldPosition: row.optionalString(at: 7), changed: row.int64(at: 8) != 0))
+          parent: row.optionalInt64(at: 6), oldParent: row.optionalInt64(at: 7),
+          oldPosition: row.optionalString(at: 8)))
     }
     return entries
   }

@@ -334,14 +334,7 @@ enum ValueCoder {
     }
     if let decode = raw as? (UnsafeBufferPointer<UInt8>) throws -> Value { return decode }
     let decoder = JSONDecoder()
-    return { bytes in
-      do {
-        return try decoder.decode(Value.self, from: Data(bytes))
-      } catch {
-        throw ListStoreError.decodingFailed(
-          "\(Value.self) from \(String(decoding: bytes.prefix(80), as: UTF8.self)): \(error)")
-      }
-    }
+    return { bytes in try decoder.decode(Value.self, from: Data(bytes)) }
   }
 
   static func decode<Value: Decodable>(_ type: Value.Type, from json: String) throws(ListStoreError)
@@ -353,7 +346,7 @@ enum ValueCoder {
     } catch let error as ListStoreError {
       throw error
     } catch {
-      throw .decodingFailed("\(Value.self): \(error)")
+      throw .decodingFailed("\(Value.self) from \(json.prefix(80)): \(error)")
     }
   }
 }

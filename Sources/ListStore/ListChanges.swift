@@ -17,13 +17,19 @@ enum ListUpdate {
 }
 
 /// Turns the change-log entries of one list into one changeset, by the rules of
-/// `spec/changesets.md`, and brings the mirror up to date.
+/// `docs/changesets.md`, and brings the mirror up to date.
 ///
-/// Each touched row is placed twice: where it was, from its first log entry (which
-/// carries the row's old parent and position, exactly as the mirror has it), and
-/// where it is now, read from the row itself. Rows that did not change are never
-/// read: the cost grows with the number of touched rows, and each one is placed by
-/// binary search in O(log n).
+/// Each touched row is placed twice: where it was, from its first log entry in the
+/// batch (which carries the row's parent and position before the batch, exactly as the
+/// mirror has them), and where it is now, read from the row itself. Rows that did not
+/// change are never read: the cost grows with the number of touched rows, and each one
+/// is placed by binary search in O(log n).
+///
+/// Section entries name their list before and after the change. Item entries name the
+/// item's section before and after, never a list: a section's list may change within
+/// the same batch, while its id never does. An item entry concerns this list when
+/// either section is one of its sections at the start of the batch or one that a
+/// section entry of the batch brought into it.
 ///
 /// It is not generic: metadata and values stay JSON text here (the observer decodes
 /// the few that changed), so this code is compiled once, for concrete types.
@@ -46,31 +52,45 @@ struct ListChanges {
   func update(
     mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
   ) throws -> ListUpdate? {
+    var listTouched = false
     var sectionOrder: [Int64] = []
     var sectionTouches: [Int64: Touch] = [:]
-    var itemOrder: [Int64] = []
-    var itemTouches: [Int64: Touch] = [:]
+    var itemEntries: [ChangeLogEntry] = []
     for entry in entries {
-      if entry.kind == .list {
-        if entry.operation == .delete && entry.oldListID == listID { return .deleted }
-        continue
-      }
-      guard entry.listID == listID || entry.oldListID == listID else { continue }
-      var old: (Int64, String)?
-      if entry.operation != .insert, entry.oldListID == listID, let parent = entry.oldParent,
-        let key = entry.oldPosition
-      {
-        old = (parent, key)
-      }
-      if entry.kind == .section {
+      switch entry.kind {
+      case .list:
+        if entry.rowID == listID { listTouched = true }
+      case .section:
+        guard entry.listID == listID || entry.oldListID == listID else { continue }
         if sectionTouches[entry.rowID] == nil {
+          var old: (Int64, String)?
+          if entry.oldListID == listID, let key = entry.oldPosition { old = (listID, key) }
           sectionTouches[entry.rowID] = Touch(old: old)
           sectionOrder.append(entry.rowID)
         }
-      } else if itemTouches[entry.rowID] == nil {
-        itemTouches[entry.rowID] = Touch(old: old)
-        itemOrder.append(entry.rowID)
+      case .item:
+        itemEntries.append(entry)
       }
+    }
+    // The list is gone (a REPLACE may also have logged a list that stays).
+    if listTouched, try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) == nil {
+      return .deleted
+    }
+    var itemOrder: [Int64] = []
+    var itemTouches: [Int64: Touch] = [:]
+    func concernsThisList(_ section: Int64?) -> Bool {
+      guard let section else { return false }
+      return mirror.items[section] != nil || sectionTouches[section] != nil
+    }
+    for entry in itemEntries where itemTouches[entry.rowID] == nil {
+      guard concernsThisList(entry.oldParent) || concernsThisList(entry.parent) else { continue }
+      var old: (Int64, String)?
+      // Its section was in this list when the batch began: the item was there too.
+      if let parent = entry.oldParent, mirror.items[parent] != nil, let key = entry.oldPosition {
+        old = (parent, key)
+      }
+      itemTouches[entry.rowID] = Touch(old: old)
+      itemOrder.append(entry.rowID)
     }
     if sectionOrder.isEmpty && itemOrder.isEmpty { return nil }
 
@@ -96,7 +116,7 @@ struct ListChanges {
       case (nil, let current?):
         insertedSections.append((id, current))
       case (let index?, let current?):
-        if current.key != mirror.sections[index].key {
+        if !ListMirror.sameKey(current.key, mirror.sections[index].key) {
           movedSections.append((id, current))
         } else if current.json.mirrorHash != mirror.sections[index].hash {
           changeset.updatedSections.append(
@@ -126,8 +146,10 @@ struct ListChanges {
       var current = try currentItem(id)
       if let section = current?.parent,
         newSections.contains(section) || mirror.items[section] == nil
+          || deletedSections.contains(section)
       {
-        current = nil  // In an inserted section (comes with it) or not in this list.
+        // In an inserted section (it comes with it), or not in this list (any more).
+        current = nil
       }
       switch (oldPlace, current) {
       case (let place?, nil):
@@ -136,7 +158,7 @@ struct ListChanges {
         additions.append((id, current, false))
       case (let place?, let current?):
         let slot = mirror.items[place.section]?[place.index]
-        if current.parent != place.section || current.key != slot?.key {
+        if current.parent != place.section || !ListMirror.sameKey(current.key, slot?.key) {
           removals.append((place.section, place.index, id))
           additions.append((id, current, true))
         } else if current.json.mirrorHash != slot?.hash {

@@ -62,8 +62,17 @@ struct ListMirror {
   /// The index of the entry with `id` and `key` in `list`, if it is there.
   static func index(of id: Int64, key: String, in list: ItemList<Slot>) -> Int? {
     let index = lowerBound(key, in: list)
-    guard index < list.count, list.id(at: index) == id, list[index].key == key else { return nil }
+    guard index < list.count, list.id(at: index) == id, sameKey(list[index].key, key) else {
+      return nil
+    }
     return index
+  }
+
+  /// Whether two keys are the same bytes, as SQLite compares them (not Swift's `==`,
+  /// which takes canonically equivalent Unicode as equal).
+  static func sameKey(_ lhs: String, _ rhs: String?) -> Bool {
+    guard let rhs else { return false }
+    return lhs.utf8.elementsEqual(rhs.utf8)
   }
 
   /// The index of section `id`.

@@ -7,9 +7,9 @@ import SQLiteKit
 /// the log entries after its position; it turns them into one changeset per batch
 /// and applies that to the array, which emits it.
 ///
-/// `@unchecked Sendable`: `seq`, `mirror`, `array`, `needsFullReload` and `finished`
-/// are only touched with the feed's state lock held, or before the observer is added
-/// to the feed; ``deliver()`` only asks the array, which is thread-safe, to deliver.
+/// `@unchecked Sendable`: every stored `var` is only touched with the feed's state
+/// lock held, or before the observer is registered with the feed. ``deliver()``, which
+/// runs without that lock, reads only `weakArray`, a weak reference (thread-safe).
 @usableFromInline
 final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unchecked Sendable {
   @usableFromInline typealias Section = Observable2DArraySection<Metadata, Item>
@@ -20,28 +20,38 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     case replace([Section])
     case deleted
     case failed(ListStoreError)
+    /// A transient failure: read the same entries again later.
+    case retry
   }
 
   let listID: Int64
   let name: String
   private(set) var seq: Int64
   private var mirror: ListMirror
-  /// Kept while someone else holds the array or subscribes to it (see `isAlive`).
+  /// Held while someone else holds the array or subscribes to it (see `isAlive`).
   private var array: MutableObservable2DArray<Metadata, Item>?
+  /// The array, for delivering without the feed's lock.
+  private weak var weakArray: MutableObservable2DArray<Metadata, Item>?
   private var needsFullReload = false
+  private var retryPending = false
   private var finished = false
-  private let decodeItem = ValueCoder.decoder(for: Item.self)
-  private let decodeMetadata = ValueCoder.decoder(for: Metadata.self)
+  private let decodeItem: (UnsafeBufferPointer<UInt8>, Int64) throws -> Item
+  private let decodeMetadata: (UnsafeBufferPointer<UInt8>, Int64) throws -> Metadata
+  private let policy: UndecodableRowPolicy<Metadata, Item>
 
   init(
     listID: Int64, name: String, seq: Int64, mirror: ListMirror,
-    array: MutableObservable2DArray<Metadata, Item>
+    array: MutableObservable2DArray<Metadata, Item>, policy: UndecodableRowPolicy<Metadata, Item>
   ) {
     self.listID = listID
     self.name = name
     self.seq = seq
     self.mirror = mirror
     self.array = array
+    weakArray = array
+    self.policy = policy
+    decodeItem = policy.itemDecoder()
+    decodeMetadata = policy.metadataDecoder()
   }
 
   /// Whether the observation is still wanted: its array is referenced by someone
@@ -49,25 +59,28 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   /// the program dropped the array itself).
   var isAlive: Bool {
     guard !finished, array != nil else { return false }
-    if !isKnownUniquelyReferenced(&array) || array?.hasSubscribers == true { return true }
+    if array?.hasSubscribers == true { return true }
+    // Let go; if nobody else holds the array, it is freed now.
     array = nil
-    return false
+    array = weakArray
+    return array != nil
   }
 
-  var needsRead: Bool { needsFullReload }
+  var needsRead: Bool { needsFullReload || retryPending }
 
   /// Reads list `listID` in one ordered pass: the decoded sections the array starts
   /// from, and the mirror of their positions and value hashes. Values are decoded
-  /// straight from SQLite's bytes, by a decoder chosen once for `Item`.
+  /// straight from SQLite's bytes, by a decoder chosen once for `Item`, following
+  /// `policy` for rows that do not decode.
   ///
   /// Inlinable, so that it is compiled for the concrete `Metadata` and `Item` of the
   /// caller: loading a million items costs per item only what the data needs.
   @inlinable
-  static func load(listID: Int64, db: Connection) throws -> (
-    sections: [Section], mirror: ListMirror
-  ) {
-    let decodeItem = ValueCoder.decoder(for: Item.self)
-    let decodeMetadata = ValueCoder.decoder(for: Metadata.self)
+  static func load(
+    listID: Int64, db: Connection, policy: UndecodableRowPolicy<Metadata, Item> = .fail
+  ) throws -> (sections: [Section], mirror: ListMirror) {
+    let decodeItem = policy.itemDecoder()
+    let decodeMetadata = policy.metadataDecoder()
     // The sections first (a few rows), then every item with just its section's id.
     var sections: [Section] = []
     var mirror = ListMirror()
@@ -78,7 +91,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     try sectionRows.forEachRow { row in
       let id = row.int64(at: 0)
       let (metadata, hash) = try row.withUTF8(at: 2) {
-        (try decodeMetadata($0), ListMirror.hash($0))
+        (try decodeMetadata($0, id), ListMirror.hash($0))
       }
       sectionIndex[id] = sections.count
       sections.append(Section(id: id, metadata: metadata))
@@ -110,7 +123,9 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
         currentSection = sectionID
       }
       let id = itemRows.int64(at: 1)
-      let (value, hash) = try itemRows.withUTF8(at: 3) { (try decodeItem($0), ListMirror.hash($0)) }
+      let (value, hash) = try itemRows.withUTF8(at: 3) {
+        (try decodeItem($0, id), ListMirror.hash($0))
+      }
       items.append(value, id: id)
       slots.append(ListMirror.Slot(key: itemRows.string(at: 2), hash: hash), id: id)
     }
@@ -144,16 +159,21 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
           work += try reload(db: db, mirror: &mirror, diff: true)
         }
       }
-    } catch let error as ListStoreError {
-      work.append(.failed(error))
-    } catch let error as SQLiteError {
-      work.append(.failed(.sqlite(error)))
+    } catch let error as NeedsReload {
+      // The list changed under a reload's feet: read it whole on the next round.
+      _ = error
+      work = [.retry]
     } catch {
-      work.append(.failed(.decodingFailed("\(error)")))
+      let error = ListStoreError(reading: error, path: "", busyTimeout: .zero)
+      work = [error.isTransient ? .retry : .failed(error)]
+    }
+    if case .retry? = work.first {
+      return { self.retryPending = true }
     }
     return { [mirror] in
       self.mirror = mirror
       self.seq = lastSeq
+      self.retryPending = false
       self.install(work)
     }
   }
@@ -183,11 +203,11 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
           needsFullReload = true
         }
       case .deleted:
-        finished = true
-        array.finishWithoutDelivering()
+        finish(failing: nil)
       case .failed(let error):
-        finished = true
-        array.finishWithoutDelivering(failing: error)
+        finish(failing: error)
+      case .retry:
+        retryPending = true
       }
     }
   }
@@ -196,13 +216,13 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   private func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
     try Self.converting(
       raw,
-      metadata: { _, json in
+      metadata: { id, json in
         var json = json
-        return try json.withUTF8 { try decodeMetadata($0) }
+        return try json.withUTF8 { try decodeMetadata($0, id) }
       },
-      item: { _, json in
+      item: { id, json in
         var json = json
-        return try json.withUTF8 { try decodeItem($0) }
+        return try json.withUTF8 { try decodeItem($0, id) }
       })
   }
 
@@ -260,7 +280,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
       return [.deleted]
     }
-    let (sections, newMirror) = try Self.load(listID: listID, db: db)
+    let (sections, newMirror) = try Self.load(listID: listID, db: db, policy: policy)
     defer { mirror = newMirror }
     guard diff else { return [.replace(sections)] }
     let hashed = Changeset<Int, Int>.diffByID(
@@ -293,12 +313,12 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   }
 
   func deliver() {
-    array?.deliverPending()
+    weakArray?.deliverPending()
   }
 
-  func finish() {
+  func finish(failing error: ListStoreError?) {
     guard !finished else { return }
     finished = true
-    array?.finish()
+    array?.finishWithoutDelivering(failing: error)
   }
 }

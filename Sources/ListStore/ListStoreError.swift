@@ -30,6 +30,9 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case invalidJSON(String)
   /// A stored value could not be decoded into the requested Swift type.
   case decodingFailed(String)
+  /// A stored row of a list could not be decoded into the list's Swift types; the
+  /// value says which row, what it holds, and why.
+  case undecodable(UndecodableRow)
   /// A value could not be encoded as JSON.
   case encodingFailed(String)
   /// An import file did not have the shape `export` writes.
@@ -86,6 +89,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "invalid JSON: \(detail)"
     case .decodingFailed(let detail):
       "cannot decode a stored value: \(detail)"
+    case .undecodable(let row):
+      "cannot decode \(row)"
     case .encodingFailed(let detail):
       "cannot encode the value as JSON: \(detail)"
     case .invalidImport(let detail):
@@ -120,4 +125,28 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
 /// `"name"` with quotes and escapes, for messages.
 package func quoted(_ text: String) -> String {
   text.debugDescription
+}
+
+extension ListStoreError {
+  /// Maps any error met while reading the database at `path` to the error users see.
+  init(reading error: any Error, path: String, busyTimeout: Duration) {
+    switch error {
+    case let error as ListStoreError: self = error
+    case let error as SQLiteError: self.init(error, path: path, busyTimeout: busyTimeout)
+    default: self = .sqlite(SQLiteError(code: .error, message: "\(error)"))
+    }
+  }
+
+  /// Whether the failure may pass by itself (the database locked or busy, a disk
+  /// full or unreadable for a moment), so that the operation is worth retrying.
+  package var isTransient: Bool {
+    switch self {
+    case .busy, .diskFull, .cannotOpen: true
+    case .sqlite(let error):
+      [.busy, .locked, .ioError, .full, .cannotOpen, .interrupt, .noMemory].contains {
+        $0 ~= error.code
+      }
+    default: false
+    }
+  }
 }

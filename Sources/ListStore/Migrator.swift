@@ -103,14 +103,30 @@ enum Migrator {
 
   /// Applies every missing migration, each in its own transaction. The version is
   /// re-read inside the transaction, so concurrent openers migrate exactly once.
+  ///
+  /// Foreign keys are off meanwhile, as SQLite's procedure for rebuilding a table
+  /// requires (dropping a table would otherwise cascade to the rows that refer to it).
   private static func migrate(_ connection: Connection, path: String) throws {
+    try connection.execute("PRAGMA foreign_keys = OFF")
+    defer { try? connection.execute("PRAGMA foreign_keys = ON") }
     for migration in migrations {
       try connection.transaction(.immediate) {
         let current = try checkSchema(connection, path: path)
         guard current < migration.version else { return }
         try connection.execute(migration.sql)
+        try dataStep(after: migration.version)?(connection)
         try connection.execute("PRAGMA user_version = \(migration.version)")
       }
+    }
+  }
+
+  /// Work on the rows that a migration needs and SQL alone cannot do, run in the
+  /// migration's transaction right after its SQL.
+  private static func dataStep(after version: Int) -> ((Connection) throws -> Void)? {
+    switch version {
+    // Version 3 refuses malformed position keys from now on; rewrite those stored.
+    case 3: { db in _ = try PositionRepair.run(db: db) }
+    default: nil
     }
   }
 

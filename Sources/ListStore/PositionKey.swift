@@ -70,6 +70,11 @@ enum PositionKey {
     (try? split(Array(key.utf8))) != nil
   }
 
+  /// Whether the UTF-8 bytes `key` form a well-formed key.
+  static func isValid(bytes key: UnsafeBufferPointer<UInt8>) -> Bool {
+    (try? split(Array(key))) != nil
+  }
+
   /// A key strictly between `lower` and `upper`; `nil` means unbounded.
   /// - Throws: ``InvalidKey`` when a bound is malformed or `lower >= upper`.
   static func between(_ lower: String?, _ upper: String?) throws(InvalidKey) -> String {

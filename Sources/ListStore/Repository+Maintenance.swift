@@ -15,19 +15,22 @@ public struct IntegrityProblem: Sendable, Hashable, CustomStringConvertible {
 extension Repository {
   /// The tables and triggers ListStore's schema consists of; `check()` reports any
   /// that another client dropped (without the triggers, changes go unobserved).
-  static let schemaObjects: [(type: String, name: String)] = [
-    ("table", "lists"), ("table", "sections"), ("table", "items"), ("table", "changes"),
-    ("table", "change_log_horizon"), ("table", "change_log_readers"),
-    ("trigger", "lists_delete_sections"), ("trigger", "sections_delete_items"),
-    ("trigger", "sections_need_list"), ("trigger", "sections_move_need_list"),
-    ("trigger", "items_need_section"), ("trigger", "items_move_need_section"),
-    ("trigger", "items_log_insert"), ("trigger", "items_log_update"),
-    ("trigger", "items_log_update_id"),
-    ("trigger", "items_log_delete"), ("trigger", "sections_log_insert"),
-    ("trigger", "sections_log_update"),
-    ("trigger", "sections_log_update_id"), ("trigger", "sections_log_delete"),
-    ("trigger", "lists_log_delete"),
-  ]
+  static let schemaObjects: [(type: String, name: String)] =
+    ["lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers"].map {
+      ("table", $0)
+    }
+    + [
+      "lists_id_is_new", "lists_id_is_fixed", "lists_log_replaced",
+      "lists_log_replaced_by_update", "lists_log_delete", "lists_delete_sections",
+      "sections_id_is_new", "sections_id_is_fixed", "sections_position_is_a_key",
+      "sections_position_stays_a_key", "sections_need_list", "sections_move_need_list",
+      "sections_log_replaced", "sections_log_replaced_by_update", "sections_log_insert",
+      "sections_log_update", "sections_log_delete", "sections_delete_items",
+      "items_id_is_new", "items_id_is_fixed", "items_position_is_a_key",
+      "items_position_stays_a_key", "items_need_section", "items_move_need_section",
+      "items_log_replaced", "items_log_replaced_by_update", "items_log_insert",
+      "items_log_update", "items_log_delete",
+    ].map { ("trigger", $0) }
 
   /// Checks the database: SQLite's own `PRAGMA integrity_check`, then ListStore's
   /// invariants — every item in an existing section and every section in an existing
@@ -80,14 +83,22 @@ extension Repository {
             "\(noun) \(row.int64(at: 0)) has \(row.int64(at: 2)) \(table) at position \(row.string(at: 1).debugDescription)"
           )
         }
-        try db.prepare("SELECT id, position FROM \(table)").forEachRow { row in
-          let key = row.string(at: 1)
-          if !PositionKey.isValid(key) {
-            add(
-              "positions",
-              "\(table.dropLast()) \(row.int64(at: 0)) has a malformed position \(key.debugDescription)"
-            )
+        try db.prepare("SELECT id, typeof(position), position FROM \(table)").forEachRow { row in
+          let type = row.string(at: 1)
+          guard !row.withUTF8(at: 2, { PositionRepair.isGood(type: type, bytes: $0) }) else {
+            return
           }
+          let key = row.string(at: 2)
+          add(
+            "positions",
+            "\(table.dropLast()) \(row.int64(at: 0)) has "
+              + (type == "text"
+                ? "a malformed position \(key.debugDescription)"
+                : "a position that is not text (\(type) \(key.debugDescription))")
+              + "; 'liststore repair' rewrites it")
+        }
+        try db.prepare("SELECT id FROM \(table) WHERE id <= 0").forEachRow { row in
+          add("ids", "\(table.dropLast()) has the id \(row.int64(at: 0)), which is not positive")
         }
       }
       try db.prepare("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {

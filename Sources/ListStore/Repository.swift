@@ -33,6 +33,9 @@ public final class Repository: Sendable {
   private let feedStorage = Mutex<ChangeFeed?>(nil)
   /// Writes since the change log was last pruned.
   private let writesSincePruning = Atomic<Int>(0)
+  /// Whether observers notice other processes' commits on their own (else only
+  /// through ``synchronizeObservers()`` and this repository's writes).
+  private let watchesDatabase: Bool
 
   /// Opens the database at `path`, creating the file and its folders when missing
   /// and migrating it to the current schema.
@@ -51,10 +54,15 @@ public final class Repository: Sendable {
   }
 
   /// Opens the database with its writes limited to `maximumPageCount` pages (SQLite's
-  /// `max_page_count`), which stands in for a full disk in tests.
+  /// `max_page_count`), which stands in for a full disk in tests; without
+  /// `watchesDatabase`, other processes' commits reach observers only through
+  /// ``synchronizeObservers()`` and this repository's writes, which tests use to
+  /// decide how commits are batched.
   package init(
-    path: String, busyTimeout: Duration, readOnly: Bool, maximumPageCount: Int?
+    path: String, busyTimeout: Duration, readOnly: Bool, maximumPageCount: Int?,
+    watchesDatabase: Bool = true
   ) throws(ListStoreError) {
+    self.watchesDatabase = watchesDatabase
     let connection = try Migrator.open(path: path, busyTimeout: busyTimeout, readOnly: readOnly)
     if let maximumPageCount {
       do {
@@ -111,7 +119,8 @@ public final class Repository: Sendable {
   /// When lists of this repository are observed, the transaction also reads what it
   /// changed, just before its `COMMIT`, and the observers' arrays apply it once the
   /// commit succeeded; their events are delivered after every lock is released and
-  /// before this returns.
+  /// before this returns (see ``StoredList/observe(undecodable:)`` for the one
+  /// exception: a write from inside an observer's callback).
   func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
     -> Result
   {
@@ -143,7 +152,11 @@ public final class Repository: Sendable {
     } catch {
       throw mapped(error)
     }
-    feed?.deliver(outcome.observers)
+    if let feed {
+      feed.deliver(outcome.observers)
+      // An observer that could not read the log with this write reads it now.
+      if feed.needsRefresh { feed.refresh() }
+    }
     return outcome.result
   }
 
@@ -154,7 +167,9 @@ public final class Repository: Sendable {
   func changeFeed() throws(ListStoreError) -> ChangeFeed {
     try feedStorage.withLock { feed throws(ListStoreError) -> ChangeFeed in
       if let feed { return feed }
-      let made = try ChangeFeed(path: path, busyTimeout: busyTimeout, mode: connection.mode)
+      let made = try ChangeFeed(
+        path: path, busyTimeout: busyTimeout, mode: connection.mode,
+        watchesDatabase: watchesDatabase)
       feed = made
       return made
     }

@@ -6,13 +6,20 @@ extension StoredList {
   /// every committed change to its sections and items — by this process, by another
   /// process, or by any SQLite client — one changeset per batch of commits.
   ///
-  /// **When it is up to date.** After a write through this process's repository,
-  /// the array has applied it and emitted its event before the write call returns
-  /// (except for a write made from inside an observer's callback, which is applied
-  /// right after that callback returns). Commits by other processes and SQLite
-  /// clients arrive within milliseconds, through a file watch of the database and
-  /// SQLite's `PRAGMA data_version`; ``Repository/synchronizeObservers()`` applies
-  /// them at once. A rolled-back transaction emits nothing.
+  /// **When it is up to date.** A write through this repository returns only after
+  /// every observer of the lists it changed has applied it and delivered its event to
+  /// every subscriber — except a write made from inside an observer's callback, whose
+  /// event is delivered right after that callback returns. When several threads write,
+  /// each write's event is delivered before that write returns, and events are
+  /// delivered one at a time, in commit order. Commits by other processes and SQLite
+  /// clients arrive within milliseconds, through a file watch of the database;
+  /// ``Repository/synchronizeObservers()`` applies them at once. A rolled-back
+  /// transaction emits nothing.
+  ///
+  /// **Where events run.** On the thread of the write that caused them, or on the
+  /// thread that was already delivering to the array when the write committed (the
+  /// write waits for it); other processes' commits are delivered on the change feed's
+  /// own queue. Do not block in a callback waiting for another thread's write.
   ///
   /// **Cost.** Each batch costs in proportion to the rows it touched: they are read
   /// by id and placed by binary search among the list's position keys; the list's
@@ -20,67 +27,73 @@ extension StoredList {
   /// finds the log inconsistent with its copy, reloads the list and emits the
   /// difference, still as one valid changeset.
   ///
-  /// **Ending.** When the list is deleted the events complete; when a stored value
-  /// cannot be decoded as `Item` (or `Metadata`) they fail with
-  /// ``ListStoreError/decodingFailed(_:)``. Observation stops when the returned array
-  /// is released, or when the repository is.
-  ///
-  /// Events are delivered on the thread of the write that caused them, or the
-  /// change feed's own queue for other processes' writes; do not block in them
-  /// waiting for another thread's write.
+  /// **Ending.** When the list is deleted the events complete. A stored row that does
+  /// not decode as `Item` (or `Metadata`) is handled by `undecodable`: by default the
+  /// events fail with ``ListStoreError/undecodable(_:)``, which names the row and says
+  /// why. A failure that cannot pass by itself (the schema removed, say) fails the
+  /// events with that error; a passing one (the database busy, a read error) is retried
+  /// with a growing delay, and nothing is lost. Observation stops when the returned
+  /// array is released, or when the repository is.
   ///
   /// ```swift
   /// let array = try cities.observe()
   /// array.observeNext { event in print(event.changeset) }.disposed(by: bag)
   /// try cities.appendItem(City(name: "Rome"), toSection: 0)  // prints the insertion
   /// ```
+  /// - Parameter undecodable: What to do with a row that does not decode.
   /// - Returns: The array; keep a reference to it for as long as you observe.
-  /// - Throws: ``ListStoreError/listNotFound(name:)``, or a decoding or storage error.
-  public func observe() throws(ListStoreError) -> Observable2DArray<Metadata, Item> {
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, ``ListStoreError/undecodable(_:)``
+  ///   (with the default policy), or a storage error.
+  public func observe(undecodable: UndecodableRowPolicy<Metadata, Item> = .fail)
+    throws(ListStoreError) -> Observable2DArray<Metadata, Item>
+  {
     let feed = try repository.changeFeed()
     let listID = id
     let name = name
     do {
-      let (array, seq) = try feed.withSnapshot {
-        db throws -> (MutableObservable2DArray<Metadata, Item>, Int64) in
+      return try feed.register { db in
         guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
           throw ListStoreError.listNotFound(name: name)
         }
         let seq = try ChangeLog.lastSeq(db: db)
-        let (sections, mirror) = try ListObserver<Metadata, Item>.load(listID: listID, db: db)
+        let (sections, mirror) = try ListObserver<Metadata, Item>.load(
+          listID: listID, db: db, policy: undecodable)
         let array = MutableObservable2DArray(sections)
         let observer = ListObserver(
-          listID: listID, name: name, seq: seq, mirror: mirror, array: array)
-        feed.add(observer)
-        return (array, seq)
+          listID: listID, name: name, seq: seq, mirror: mirror, array: array, policy: undecodable)
+        return (observer, seq, array as Observable2DArray<Metadata, Item>)
       }
-      feed.noteReader(at: seq)
-      return array
-    } catch let error as ListStoreError {
-      throw error
     } catch {
-      throw .sqlite(SQLiteError(code: .error, message: "\(error)"))
+      throw ListStoreError(
+        reading: error, path: repository.path, busyTimeout: repository.busyTimeout)
     }
   }
 }
 
 extension StoredList where Metadata: Sendable, Item: Sendable {
   /// The list's changesets as an asynchronous sequence: one element per batch of
-  /// commits after the call, ending when the list is deleted.
+  /// commits after the call. It ends when the list is deleted, and throws when the
+  /// observation fails (see ``observe(undecodable:)``), for example with
+  /// ``ListStoreError/undecodable(_:)`` for a row another client wrote in a shape
+  /// `Item` does not decode.
   ///
   /// ```swift
-  /// for await changeset in try cities.changesets() {
+  /// for try await changeset in try cities.changesets() {
   ///   print(changeset.insertedItems.map(\.value))
   /// }
   /// ```
+  /// - Parameter undecodable: What to do with a row that does not decode.
   /// - Returns: The sequence; iterating it keeps the observation alive.
-  /// - Throws: ``ListStoreError/listNotFound(name:)``.
-  public func changesets() throws(ListStoreError) -> AsyncStream<Changeset<Metadata, Item>> {
-    let array = try observe()
-    return AsyncStream { continuation in
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, or what ``observe(undecodable:)``
+  ///   throws.
+  public func changesets(undecodable: UndecodableRowPolicy<Metadata, Item> = .fail)
+    throws(ListStoreError) -> AsyncThrowingStream<Changeset<Metadata, Item>, any Error>
+  {
+    let array = try observe(undecodable: undecodable)
+    return AsyncThrowingStream { continuation in
       let subscription = array.subscribe(
         onNext: { continuation.yield($0.changeset) },
-        onError: { _ in continuation.finish() },
+        onError: { continuation.finish(throwing: $0) },
         onCompleted: { continuation.finish() })
       continuation.onTermination = { _ in
         // Holding the array here keeps the observation alive while iterating.

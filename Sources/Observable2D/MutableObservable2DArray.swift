@@ -248,7 +248,7 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   /// ``deliverPending()``.
   /// - Parameter error: The failure to report, or `nil` to complete.
   package func finishWithoutDelivering(failing error: (any Error)? = nil) {
-    state.withLock { $0.pending.append(.finish(error)) }
+    state.withLock { $0.enqueue(.finish(error)) }
   }
 
   /// Applies a changeset, such as one a store built from its change log, and emits it.

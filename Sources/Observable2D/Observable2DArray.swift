@@ -1,3 +1,4 @@
+import Dispatch
 public import FoundationEssentials
 public import ReactiveCore
 import Synchronization
@@ -22,13 +23,17 @@ import Synchronization
 /// The array is thread-safe: its state sits behind a lock, and reads (``sections``,
 /// subscripts) may happen on any thread at any time. Mutations are serialized, each one
 /// atomic. Events are delivered one at a time, never concurrently, in the order of the
-/// mutations that produced them, on the thread of a mutating call: if another thread is
-/// delivering when a mutation finishes, or an observer mutates the array from inside its
-/// callback, the event is queued and delivered by the delivering thread right after the current
-/// one. So a mutating call may return before its event was delivered, and an observer that
-/// mutates sees its own event after it returns. No lock is held while an observer runs. A
-/// subscription starts with the state that includes every event delivered before it, and then
-/// receives every later event (no gap, no duplicate).
+/// mutations that produced them, on the thread of a mutating call, or on the thread that is
+/// already delivering when the mutation finishes.
+///
+/// **A mutating call returns after its event was delivered** to every subscriber — by the
+/// calling thread, or by the thread that was delivering, which the call then waits for —
+/// with one exception: a mutation made from inside an observer's callback (of any 2D array)
+/// does not wait. Its event is queued and delivered right after the current callback returns,
+/// by the delivering thread. No lock is held while an observer runs; do not hold a lock of your
+/// own across a mutation that an observer's callback takes too. A subscription starts with the
+/// state that includes every event delivered before it, and then receives every later event
+/// (no gap, no duplicate).
 public class Observable2DArray<Metadata, Item>: ObservableType {
   /// The section type.
   public typealias Section = Observable2DArraySection<Metadata, Item>
@@ -186,7 +191,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
     let subscription = PendingSubscription()
     let request = SubscribeRequest(initial: initial, observer: observer, subscription: subscription)
     state.withLock { state in
-      state.pending.append(.subscribe(request, snapshot: state.sections))
+      state.enqueue(.subscribe(request, snapshot: state.sections))
     }
     deliverPending()
     return subscription
@@ -199,39 +204,57 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
     _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>
   ) {
     guard !changeset.isEmpty else { return }
-    state.pending.append(.event(Event(changeset: changeset, sections: state.sections)))
+    state.enqueue(.event(Event(changeset: changeset, sections: state.sections)))
   }
 
-  /// Delivers the queued events and subscriptions in order, unless another call is already
-  /// doing so (on another thread, or further up this thread's stack), in which case that call
-  /// delivers them.
+  /// Delivers the queued events and subscriptions in order. When another thread is already
+  /// delivering, waits until it delivered everything queued before this call — unless this
+  /// thread is itself inside a delivery (an observer's callback), which never waits.
   package func deliverPending() {
-    let owner = state.withLock { state -> Bool in
-      guard !state.delivering else { return false }
+    let (owner, target) = state.withLock { state -> (Bool, Int) in
+      if state.delivering { return (false, state.queued) }
       state.delivering = true
-      return true
+      return (true, state.queued)
     }
-    guard owner else { return }
-    while true {
-      let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in
-        let batch = state.pending
-        state.pending = []
-        if batch.isEmpty { state.delivering = false }
-        return batch
+    guard owner else {
+      guard !DeliveryContext.isDelivering else { return }
+      let semaphore = state.withLock { state -> DispatchSemaphore? in
+        guard state.delivering, state.delivered < target else { return nil }
+        let semaphore = DispatchSemaphore(value: 0)
+        state.waiters.append((target, semaphore))
+        return semaphore
       }
-      if batch.isEmpty { return }
-      for operation in batch {
-        switch operation {
-        case .event(let event):
-          subject.onNext(event)
-        case .finish(let error?):
-          subject.onError(error)
-        case .finish(nil):
-          subject.onCompleted()
-        case .subscribe(let request, let snapshot):
-          guard !request.subscription.isDisposed else { continue }
-          request.initial?(snapshot)
-          request.subscription.attach(subject.subscribe(request.observer))
+      semaphore?.wait()
+      return
+    }
+    DeliveryContext.delivering {
+      while true {
+        let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in
+          let batch = state.takePending()
+          if batch.isEmpty {
+            state.delivering = false
+            state.wakeWaiters()
+          }
+          return batch
+        }
+        if batch.isEmpty { return }
+        for operation in batch {
+          switch operation {
+          case .event(let event):
+            subject.onNext(event)
+          case .finish(let error?):
+            subject.onError(error)
+          case .finish(nil):
+            subject.onCompleted()
+          case .subscribe(let request, let snapshot):
+            guard !request.subscription.isDisposed else { continue }
+            request.initial?(snapshot)
+            request.subscription.attach(subject.subscribe(request.observer))
+          }
+        }
+        state.withLock { state in
+          state.delivered += batch.count
+          state.wakeWaiters()
         }
       }
     }
@@ -251,9 +274,36 @@ struct ArrayState<Metadata, Item>: @unchecked Sendable {
   /// The next fresh id for a section or item.
   var nextID: Int64
   /// Events and subscriptions waiting to be delivered, in order.
-  var pending: [PendingOperation<Metadata, Item>] = []
+  private(set) var pending: [PendingOperation<Metadata, Item>] = []
   /// Whether some call is delivering `pending`.
   var delivering = false
+  /// How many operations were ever queued, and how many of them were delivered.
+  private(set) var queued = 0
+  var delivered = 0
+  /// Threads waiting until `delivered` reaches their target.
+  var waiters: [(target: Int, semaphore: DispatchSemaphore)] = []
+
+  /// Queues an operation for delivery.
+  mutating func enqueue(_ operation: PendingOperation<Metadata, Item>) {
+    pending.append(operation)
+    queued += 1
+  }
+
+  /// Takes every queued operation, to deliver them.
+  mutating func takePending() -> [PendingOperation<Metadata, Item>] {
+    defer { pending = [] }
+    return pending
+  }
+
+  /// Signals the waiters whose operations were delivered (all of them once nobody delivers).
+  mutating func wakeWaiters() {
+    guard !waiters.isEmpty else { return }
+    waiters.removeAll { waiter in
+      guard waiter.target <= delivered || !delivering else { return false }
+      waiter.semaphore.signal()
+      return true
+    }
+  }
 }
 
 /// Something waiting to be delivered to the array's observers.

@@ -65,7 +65,7 @@ import Testing
     // Another client's transaction that rolls back.
     let other = try Connection(path: repository.path)
     try other.execute(
-      "BEGIN IMMEDIATE; INSERT INTO items(section_id, position, value) VALUES (1, 'b0', '\"x\"'); ROLLBACK"
+      "BEGIN IMMEDIATE; INSERT INTO items(section_id, position, value) VALUES (1, 'a5', '\"x\"'); ROLLBACK"
     )
     repository.synchronizeObservers()
     try list.appendItem("Rome", toSection: 0)
@@ -177,7 +177,7 @@ import Testing
       try repository.deleteList("cities")
     }
     var received: [Changeset<SectionMetadata, String>] = []
-    for await changeset in changesets { received.append(changeset) }
+    for try await changeset in changesets { received.append(changeset) }
     try await writer.value
     #expect(received.map(\.insertedItems.count) == [1, 0])
     #expect(received.map(\.deletedItems.count) == [0, 1])
