@@ -180,6 +180,10 @@ final class ChangeFeed: Sendable {
   /// Records how far every observer has read, or that one must read again. Call with
   /// `state` locked.
   private func noteProcessed() {
+    if readAgain {
+      processedSeq.store(-1, ordering: .releasing)
+      return
+    }
     var slowest = Int64.max
     for observer in observers.values {
       if observer.needsRead {
@@ -214,6 +218,7 @@ final class ChangeFeed: Sendable {
       guard !live.isEmpty else { return (try write {}, []) }
       var installs: [() -> Void] = []
       var failure: (any Error)?
+      readAgain = false
       let result = try write {
         // A failure to read the log must not undo the write: the observers stay where
         // they were, and read again once it is committed.
@@ -255,7 +260,6 @@ final class ChangeFeed: Sendable {
   private func failed(_ error: any Error, observers live: [any FeedObserver]) {
     let error = ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
     if error.isTransient {
-      processedSeq.store(-1, ordering: .releasing)
       readAgain = true
     } else {
       for observer in live { observer.finish(failing: error) }

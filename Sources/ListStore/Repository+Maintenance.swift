@@ -12,6 +12,39 @@ public struct IntegrityProblem: Sendable, Hashable, CustomStringConvertible {
   public var description: String { "\(check): \(detail)" }
 }
 
+/// What ``Repository/repair()`` changed.
+public struct RepairReport: Sendable, Hashable, CustomStringConvertible {
+  /// Sections and items that got a new, well-formed position key.
+  public var positionsRewritten: Int
+  /// Items deleted because their section no longer exists.
+  public var orphanedItemsDeleted: Int
+  /// Sections deleted (with their items) because their list no longer exists.
+  public var orphanedSectionsDeleted: Int
+
+  /// Whether nothing needed repair.
+  public var isEmpty: Bool {
+    positionsRewritten == 0 && orphanedItemsDeleted == 0 && orphanedSectionsDeleted == 0
+  }
+
+  /// `rewrote 2 position keys, deleted 1 orphaned item`.
+  public var description: String {
+    func count(_ number: Int, _ noun: String) -> String {
+      "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
+    var parts: [String] = []
+    if positionsRewritten > 0 {
+      parts.append("rewrote \(count(positionsRewritten, "position key"))")
+    }
+    if orphanedSectionsDeleted > 0 {
+      parts.append("deleted \(count(orphanedSectionsDeleted, "orphaned section"))")
+    }
+    if orphanedItemsDeleted > 0 {
+      parts.append("deleted \(count(orphanedItemsDeleted, "orphaned item"))")
+    }
+    return parts.isEmpty ? "nothing to repair" : parts.joined(separator: ", ")
+  }
+}
+
 extension Repository {
   /// The tables and triggers ListStore's schema consists of; `check()` reports any
   /// that another client dropped (without the triggers, changes go unobserved).
@@ -118,6 +151,24 @@ extension Repository {
         add("change log", "entry \(lowest) is at or below the pruning horizon \(horizon)")
       }
       return problems
+    }
+  }
+
+  /// Repairs what foreign clients could leave behind when the schema's rules were not
+  /// in force (before schema version 3, or with its triggers dropped): gives every
+  /// section and item whose position is not a well-formed key a new key that keeps its
+  /// place, and deletes items of missing sections and sections of missing lists.
+  ///
+  /// Runs in one transaction; observers see the rewritten rows like any other write.
+  /// - Returns: What was changed.
+  /// - Throws: ``ListStoreError`` when the database cannot be written.
+  @discardableResult
+  public func repair() throws(ListStoreError) -> RepairReport {
+    try write { db in
+      let outcome = try PositionRepair.repairAll(db: db)
+      return RepairReport(
+        positionsRewritten: outcome.positions, orphanedItemsDeleted: outcome.orphanedItems,
+        orphanedSectionsDeleted: outcome.orphanedSections)
     }
   }
 

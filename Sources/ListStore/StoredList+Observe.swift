@@ -47,25 +47,34 @@ extension StoredList {
   public func observe(undecodable: UndecodableRowPolicy<Metadata, Item> = .fail)
     throws(ListStoreError) -> Observable2DArray<Metadata, Item>
   {
-    let feed = try repository.changeFeed()
-    let listID = id
-    let name = name
     do {
-      return try feed.register { db in
-        guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
-          throw ListStoreError.listNotFound(name: name)
-        }
-        let seq = try ChangeLog.lastSeq(db: db)
-        let (sections, mirror) = try ListObserver<Metadata, Item>.load(
-          listID: listID, db: db, policy: undecodable)
-        let array = MutableObservable2DArray(sections)
-        let observer = ListObserver(
-          listID: listID, name: name, seq: seq, mirror: mirror, array: array, policy: undecodable)
-        return (observer, seq, array as Observable2DArray<Metadata, Item>)
-      }
+      return try repository.changeFeed().register(observer(undecodable: undecodable))
     } catch {
       throw ListStoreError(
         reading: error, path: repository.path, busyTimeout: repository.busyTimeout)
+    }
+  }
+}
+
+extension StoredList {
+  /// Makes this list's observer and its array from the state `db` reads, for
+  /// ``ChangeFeed/register(_:)``.
+  func observer(undecodable: UndecodableRowPolicy<Metadata, Item>) -> (Connection) throws -> (
+    observer: any FeedObserver, seq: Int64, result: Observable2DArray<Metadata, Item>
+  ) {
+    let listID = id
+    let name = name
+    return { db in
+      guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+        throw ListStoreError.listNotFound(name: name)
+      }
+      let seq = try ChangeLog.lastSeq(db: db)
+      let (sections, mirror) = try ListObserver<Metadata, Item>.load(
+        listID: listID, db: db, policy: undecodable)
+      let array = MutableObservable2DArray(sections)
+      let observer = ListObserver(
+        listID: listID, name: name, seq: seq, mirror: mirror, array: array, policy: undecodable)
+      return (observer, seq, array)
     }
   }
 }

@@ -207,6 +207,22 @@ enum Commands {
         context.out.line("ok: \(repository.path) passed every check")
       }),
     CommandSpec(
+      path: ["repair"], abstract: "Rewrite malformed position keys; delete unreachable rows.",
+      discussion: """
+        Gives every section and item whose position is not a well-formed position key (text
+        that another client stored malformed, a BLOB, a number) a new key that keeps it where
+        it is, and deletes items of sections that no longer exist and sections of lists that
+        no longer exist. One transaction; watchers see the rewritten rows like any other write.
+        Run 'liststore check' afterwards to confirm.
+        """,
+      run: { _, context in
+        let repository = try context.repository()
+        let report = try repository.repair()
+        context.out.line(
+          report.isEmpty
+            ? "nothing to repair in \(repository.path)" : "repaired \(repository.path): \(report)")
+      }),
+    CommandSpec(
       path: ["backup"],
       abstract: "Copy the database to a new file, consistently, while others write.",
       discussion:

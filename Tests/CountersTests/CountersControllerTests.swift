@@ -6,22 +6,35 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// Elements recorded from any thread.
-final class LockedRecorder<Element: Sendable>: Sendable {
-  private let storage = Mutex<[Element]>([])
+/// Elements recorded from any thread; `wait` wakes on each one.
+final class LockedRecorder<Element: Sendable>: @unchecked Sendable {
+  // `storage` is touched only with `condition` locked.
+  private let condition = NSCondition()
+  private var storage: [Element] = []
 
-  var elements: [Element] { storage.withLock { $0 } }
+  var elements: [Element] {
+    condition.lock()
+    defer { condition.unlock() }
+    return storage
+  }
 
-  func append(_ element: Element) { storage.withLock { $0.append(element) } }
+  func append(_ element: Element) {
+    condition.lock()
+    storage.append(element)
+    condition.broadcast()
+    condition.unlock()
+  }
 
-  /// Waits up to `seconds` for `condition` to hold on the elements.
-  func wait(seconds: Double = 3, until condition: ([Element]) -> Bool) -> Bool {
+  /// Waits until `holds` is true of the elements, re-checking on every new one; gives up
+  /// after `seconds` (a bound for a test that would otherwise hang).
+  func wait(seconds: Double = 20, until holds: ([Element]) -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-      if condition(elements) { return true }
-      usleep(10_000)
+    condition.lock()
+    defer { condition.unlock() }
+    while !holds(storage) {
+      if !condition.wait(until: deadline) { return holds(storage) }
     }
-    return condition(elements)
+    return true
   }
 }
 

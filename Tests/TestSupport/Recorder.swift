@@ -7,8 +7,9 @@ import ReactiveCore
 /// event's state, and a bound headless table view accepts it and then shows the same
 /// ids, order, values and titles as the array.
 public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @unchecked Sendable {
-  // Everything below is touched only under `lock`; events arrive on any thread.
-  private let lock = NSLock()
+  // Everything below is touched only under `lock`; events arrive on any thread, and each
+  // one wakes the threads waiting in `wait(timeout:until:)`.
+  private let lock = NSCondition()
   private var state: [Observable2DArraySection<Metadata, Item>]
   private var _changesets: [Changeset<Metadata, Item>] = []
   private var _problems: [String] = []
@@ -34,14 +35,17 @@ public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @uncheck
       by: bag)
     // The starting state, then every event, with neither gap nor duplicate.
     array.subscribe(
-      initial: { [weak self] sections in self?.locked { self?.state = sections } },
+      initial: { [weak self] sections in self?.changing { self?.state = sections } },
       onNext: { [weak self] event in self?.record(event) }
     ).disposed(by: bag)
     array.subscribe(
-      onError: { [weak self] error in self?.locked { self?._error = error } },
-      onCompleted: { [weak self] in self?.locked { self?._completed = true } }
+      onError: { [weak self] error in self?.changing { self?._error = error } },
+      onCompleted: { [weak self] in self?.changing { self?._completed = true } }
     ).disposed(by: bag)
   }
+
+  /// Counts the events, completions and failures recorded, for `wait`.
+  private var generation = 0
 
   private func locked<T>(_ body: () -> T) -> T {
     lock.lock()
@@ -49,8 +53,17 @@ public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @uncheck
     return body()
   }
 
+  /// Records something under the lock and wakes the waiting threads.
+  private func changing(_ body: () -> Void) {
+    lock.lock()
+    body()
+    generation += 1
+    lock.broadcast()
+    lock.unlock()
+  }
+
   private func record(_ event: Observable2DArrayEvent<Metadata, Item>) {
-    locked {
+    changing {
       let changeset = event.changeset
       _changesets.append(changeset)
       if changeset.isEmpty { _problems.append("an empty changeset was emitted") }
@@ -108,16 +121,25 @@ public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @uncheck
   /// The error the events failed with, if any.
   public var error: (any Error)? { locked { _error } }
 
-  /// Waits (polling) until `condition` holds or `timeout` passes.
+  /// Waits until `condition` holds, checking it again after every event (and after the
+  /// completion or failure), for at most `timeout` seconds — a bound for a test that
+  /// would otherwise hang, never the way it synchronizes.
   /// - Returns: Whether the condition held.
   @discardableResult
-  public func wait(timeout: TimeInterval = 10, until condition: (ArrayRecorder) -> Bool) -> Bool {
+  public func wait(timeout: TimeInterval = 20, until condition: (ArrayRecorder) -> Bool) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
+    while true {
+      // The condition reads the recorder through its locking accessors, so it runs
+      // unlocked; an event that arrives meanwhile changes `generation`, and the wait
+      // below then returns at once.
+      let before = locked { generation }
       if condition(self) { return true }
-      usleep(2000)
+      lock.lock()
+      var timedOut = false
+      while generation == before && !timedOut { timedOut = !lock.wait(until: deadline) }
+      lock.unlock()
+      if timedOut { return condition(self) }
     }
-    return condition(self)
   }
 }
 
