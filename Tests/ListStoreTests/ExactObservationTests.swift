@@ -421,7 +421,7 @@ import Testing
         }
       }
     }
-    writers.forEach { $0.start() }
+    for writer in writers { writer.start() }
     var recorders: [ArrayRecorder<RawJSON, RawJSON>] = []
     // Observers join while the writes are staged and delivered, until both writers end.
     while recorders.count < 20
