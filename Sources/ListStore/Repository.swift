@@ -35,27 +35,40 @@ public final class Repository: Sendable {
   private let writesSincePruning = Atomic<Int>(0)
 
   /// Opens the database at `path`, creating the file and its folders when missing
-  /// and migrating it to the current schema.
+  /// (unless `createIfMissing` is false) and migrating it to the current schema.
+  ///
+  /// ```swift
+  /// // A reader that must not leave an empty database behind a mistyped path:
+  /// let repository = try Repository(path: path, createIfMissing: false)
+  /// ```
   ///
   /// - Parameters:
   ///   - path: The database file; ``defaultPath(environment:)`` by default.
   ///   - busyTimeout: How long a write waits for another writer's lock.
   ///   - readOnly: Open without ever writing (the file must exist).
-  /// - Throws: ``ListStoreError`` when the file is not a ListStore database, has a
-  ///   newer schema, or cannot be created or opened. Nothing is modified then.
+  ///   - createIfMissing: Whether a missing file (and its folders) is created. When
+  ///     false, a missing file throws ``ListStoreError/databaseNotFound(path:)`` and
+  ///     nothing is created: no folder, no file, no `-wal` or `-shm`.
+  /// - Throws: ``ListStoreError`` when the file is missing (and may not be created),
+  ///   is a directory or unreadable, is not a ListStore database, has a newer schema,
+  ///   or cannot be created or opened. Nothing is modified then.
   public convenience init(
     path: String = Repository.defaultPath(), busyTimeout: Duration = .seconds(10),
-    readOnly: Bool = false
+    readOnly: Bool = false, createIfMissing: Bool = true
   ) throws(ListStoreError) {
-    try self.init(path: path, busyTimeout: busyTimeout, readOnly: readOnly, maximumPageCount: nil)
+    try self.init(
+      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing,
+      maximumPageCount: nil)
   }
 
   /// Opens the database with its writes limited to `maximumPageCount` pages (SQLite's
   /// `max_page_count`), which stands in for a full disk in tests.
   package init(
-    path: String, busyTimeout: Duration, readOnly: Bool, maximumPageCount: Int?
+    path: String, busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool = true,
+    maximumPageCount: Int?
   ) throws(ListStoreError) {
-    let connection = try Migrator.open(path: path, busyTimeout: busyTimeout, readOnly: readOnly)
+    let connection = try Migrator.open(
+      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
     if let maximumPageCount {
       do {
         _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")
