@@ -63,6 +63,26 @@ enum Terminal {
     writeAll(text, to: descriptor)
   }
 
+  /// How many cells `character` takes on a terminal: 2 for East Asian wide characters and
+  /// emoji (also a symbol made emoji by U+FE0F), else 1.
+  static func width(of character: Character) -> Int {
+    let scalars = character.unicodeScalars
+    guard let scalar = scalars.first?.value else { return 1 }
+    switch scalar {
+    case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
+      0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F680...0x1F6FF, 0x1F900...0x1F9FF,
+      0x1FA70...0x1FAFF, 0x20000...0x3FFFD:
+      return 2
+    default:
+      return scalars.contains("\u{FE0F}") ? 2 : 1
+    }
+  }
+
+  /// How many cells `text` takes on a terminal: the sum of its characters' widths.
+  static func displayWidth(of text: String) -> Int {
+    text.reduce(0) { $0 + width(of: $1) }
+  }
+
   /// Switches to the alternate screen, which the terminal swaps back on ``leaveAlternateScreen``.
   static let enterAlternateScreen = "\u{1B}[?1049h"
   /// Switches back to the normal screen, as it was before ``enterAlternateScreen``.
@@ -715,13 +735,6 @@ final class Screen {
 
   /// How many cells `character` takes: 2 for East Asian wide characters and emoji, else 1.
   static func width(of character: Character) -> Int {
-    guard let scalar = character.unicodeScalars.first?.value else { return 1 }
-    switch scalar {
-    case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
-      0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
-      return 2
-    default:
-      return 1
-    }
+    Terminal.width(of: character)
   }
 }

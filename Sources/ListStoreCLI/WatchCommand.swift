@@ -32,7 +32,7 @@ enum WatchCommand {
       OptionSpec(name: "max-events", valueName: "N", help: "Stop after N changesets."),
       OptionSpec(name: "timeout", valueName: "SECONDS", help: "Stop after this many seconds."),
     ],
-    run: run)
+    database: .reads, run: run)
 
   /// How a watch ended.
   private enum Ending: Sendable {
@@ -259,7 +259,7 @@ extension Rendering {
       (changes.movedItems.count, "item", "moved"), (changes.updatedItems.count, "item", "changed"),
     ]
     return counts.filter { $0.0 > 0 }.map { count, noun, verb in
-      "\(count) \(noun)\(count == 1 ? "" : "s") \(verb)"
+      "\(counted(count, noun)) \(verb)"
     }
     .joined(separator: ", ")
   }
