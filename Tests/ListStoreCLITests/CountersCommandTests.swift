@@ -344,6 +344,19 @@ final class Tmux {
     try send("Enter")
   }
 
+  /// Resizes the window, as a user dragging the terminal's corner would (the program gets
+  /// SIGWINCH).
+  func resize(columns: Int, rows: Int) throws {
+    _ = try run(
+      tmux, ["-L", socket, "resize-window", "-t", "main", "-x", "\(columns)", "-y", "\(rows)"])
+  }
+
+  /// The pane's terminal device, e.g. `/dev/pts/3`.
+  func terminalDevice() throws -> String {
+    try run(tmux, ["-L", socket, "display-message", "-p", "-t", "main", "#{pane_tty}"]).stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
   /// The pane's lines now.
   func capture() throws -> [String] {
     try run(tmux, ["-L", socket, "capture-pane", "-p", "-t", "main"]).lines
