@@ -250,8 +250,14 @@ enum Commands {
         context.out.line(Rendering.json(list: list.name, sections: try list.storedSections()))
       }),
     CommandSpec(
-      path: ["import"], abstract: "Create a list from a file written by 'export'.",
-      discussion: "The file's ids and list name are ignored: the new rows get new ids.",
+      path: ["import"], abstract: "Create a list from a JSON file ('export' output, or by hand).",
+      discussion: """
+        The file is {"sections": [...]}. A section has "header" (and "footer") or "metadata",
+        and "items": plain JSON values, or {"value": ...} / {"id": ..., "value": ...} objects.
+        Values are stored as the file writes them. The file's ids and list name are ignored:
+        the new rows get new ids. Errors name the line and column, or the place, such as
+        sections[2].items[5]. See docs/cli.md for the whole format.
+        """,
       arguments: [
         ArgumentSpec(name: "LIST", help: "The new list's name."),
         ArgumentSpec(name: "FILE", help: "The JSON file, or - for standard input."),

@@ -3,7 +3,7 @@ import ListStore
 import Observable2D
 
 /// How the CLI prints lists: as text for people, as JSON for scripts (the shapes of
-/// spec/cli.md).
+/// docs/cli.md).
 enum Rendering {
   /// The header and footer a section's metadata shows: an object's `header` and
   /// `footer` strings, or a bare string as the header.
