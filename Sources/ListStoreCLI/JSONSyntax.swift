@@ -161,8 +161,8 @@ enum JSONSyntax {
     mutating func value(depth: Int) throws(Failure) -> Node {
       let start = index
       switch bytes[index] {
-      case UInt8(ascii: "{"): return try object(depth: depth)
-      case UInt8(ascii: "["): return try array(depth: depth)
+      case UInt8(ascii: "{"): return try container(.object, depth: depth)
+      case UInt8(ascii: "["): return try container(.array, depth: depth)
       case UInt8(ascii: "\""):
         try string()
         return Node(kind: .string, range: start..<index)
@@ -305,102 +305,81 @@ enum JSONSyntax {
       throw Failure(message: "a string is not closed (a \" is missing)", offset: start)
     }
 
-    mutating func array(depth: Int) throws(Failure) -> Node {
-      let start = index
-      guard depth < maximumDepth else {
-        throw Failure(
-          message: "arrays and objects nest more than \(maximumDepth) deep", offset: start)
-      }
-      index += 1
-      var elements: [Node] = []
-      skipSpace()
-      if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-        index += 1
-        return Node(kind: .array([]), range: start..<index)
-      }
-      while true {
-        skipSpace()
-        guard index < bytes.count else {
-          throw Failure(message: "the array is not closed (a ] is missing)", offset: start)
-        }
-        elements.append(try value(depth: depth + 1))
-        skipSpace()
-        guard index < bytes.count else {
-          throw Failure(message: "the array is not closed (a ] is missing)", offset: start)
-        }
-        if bytes[index] == UInt8(ascii: "]") {
-          index += 1
-          return Node(kind: .array(elements), range: start..<index)
-        }
-        guard bytes[index] == UInt8(ascii: ",") else {
-          throw Failure(
-            message: "unexpected \(describeByte()); expected ',' or ']' after an array element",
-            offset: index)
-        }
-        index += 1
-        skipSpace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-          throw Failure(message: "a ',' before ']' (JSON allows no trailing comma)", offset: index)
-        }
-      }
+    /// Arrays and objects, which differ only in that an object's members have keys.
+    enum Container {
+      case array, object
+
+      var name: String { self == .array ? "array" : "object" }
+      var closer: UInt8 { self == .array ? UInt8(ascii: "]") : UInt8(ascii: "}") }
+      var element: String { self == .array ? "an array element" : "an object member" }
     }
 
-    mutating func object(depth: Int) throws(Failure) -> Node {
+    mutating func container(_ kind: Container, depth: Int) throws(Failure) -> Node {
       let start = index
       guard depth < maximumDepth else {
         throw Failure(
           message: "arrays and objects nest more than \(maximumDepth) deep", offset: start)
       }
       index += 1
+      let closer = Character(Unicode.Scalar(kind.closer))
+      let notClosed = Failure(
+        message: "the \(kind.name) is not closed (a \(closer) is missing)", offset: start)
+      var elements: [Node] = []
       var members: [(key: String, value: Node)] = []
       skipSpace()
-      if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+      if index < bytes.count, bytes[index] == kind.closer {
         index += 1
-        return Node(kind: .object([]), range: start..<index)
-      }
-      while true {
-        skipSpace()
-        guard index < bytes.count else {
-          throw Failure(message: "the object is not closed (a } is missing)", offset: start)
-        }
-        guard bytes[index] == UInt8(ascii: "\"") else {
-          let trailing = bytes[index] == UInt8(ascii: "}") && !members.isEmpty
-          throw Failure(
-            message: trailing
-              ? "a ',' before '}' (JSON allows no trailing comma)"
-              : "unexpected \(describeByte()); expected a key in double quotes", offset: index)
-        }
-        let keyStart = index
-        try string()
-        let key =
-          bytes[keyStart..<index].withUnsafeBufferPointer { JSONText.unquote(bytes: $0) } ?? ""
-        skipSpace()
-        guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
-          throw Failure(
-            message: "unexpected \(describeByte()); expected ':' after the key \(quoted(key))",
-            offset: index)
-        }
-        index += 1
-        skipSpace()
-        guard index < bytes.count else {
-          throw Failure(message: "the object is not closed (a } is missing)", offset: start)
-        }
-        members.append((key, try value(depth: depth + 1)))
-        skipSpace()
-        guard index < bytes.count else {
-          throw Failure(message: "the object is not closed (a } is missing)", offset: start)
-        }
-        if bytes[index] == UInt8(ascii: "}") {
+      } else {
+        while true {
+          skipSpace()
+          guard index < bytes.count else { throw notClosed }
+          if bytes[index] == kind.closer {
+            throw Failure(
+              message: "a ',' before '\(closer)' (JSON allows no trailing comma)", offset: index)
+          }
+          if kind == .object {
+            let key = try self.key()
+            skipSpace()
+            guard index < bytes.count else { throw notClosed }
+            members.append((key, try value(depth: depth + 1)))
+          } else {
+            elements.append(try value(depth: depth + 1))
+          }
+          skipSpace()
+          guard index < bytes.count else { throw notClosed }
+          if bytes[index] == kind.closer {
+            index += 1
+            break
+          }
+          guard bytes[index] == UInt8(ascii: ",") else {
+            throw Failure(
+              message: "unexpected \(describeByte()); expected ',' or '\(closer)' after "
+                + kind.element, offset: index)
+          }
           index += 1
-          return Node(kind: .object(members), range: start..<index)
         }
-        guard bytes[index] == UInt8(ascii: ",") else {
-          throw Failure(
-            message: "unexpected \(describeByte()); expected ',' or '}' after an object member",
-            offset: index)
-        }
-        index += 1
       }
+      return Node(kind: kind == .array ? .array(elements) : .object(members), range: start..<index)
+    }
+
+    /// An object member's key and the colon after it.
+    mutating func key() throws(Failure) -> String {
+      guard bytes[index] == UInt8(ascii: "\"") else {
+        throw Failure(
+          message: "unexpected \(describeByte()); expected a key in double quotes", offset: index)
+      }
+      let keyStart = index
+      try string()
+      let key =
+        bytes[keyStart..<index].withUnsafeBufferPointer { JSONText.unquote(bytes: $0) } ?? ""
+      skipSpace()
+      guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else {
+        throw Failure(
+          message: "unexpected \(describeByte()); expected ':' after the key \(quoted(key))",
+          offset: index)
+      }
+      index += 1
+      return key
     }
   }
 }

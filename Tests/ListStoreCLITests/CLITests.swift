@@ -13,25 +13,6 @@ import Testing
     try liststore(arguments, database: db, input: input)
   }
 
-  func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
-    #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
-  }
-
-  /// A runtime failure: status 1, one `error:` line, nothing on standard output.
-  func expectFailure(
-    _ result: ProcessResult, containing text: String,
-    sourceLocation: SourceLocation = #_sourceLocation
-  ) {
-    #expect(result.status == 1, "\(result)", sourceLocation: sourceLocation)
-    #expect(result.stdout.isEmpty, "\(result)", sourceLocation: sourceLocation)
-    let lines = result.stderr.split(separator: "\n")
-    #expect(
-      lines.count == 1 && lines[0].hasPrefix("error: "), "\(result)", sourceLocation: sourceLocation
-    )
-    #expect(result.stderr.contains(text), "\(result)", sourceLocation: sourceLocation)
-  }
-
   @Test func demoBuildsTheSeedExample() throws {
     defer { folder.remove() }
     let result = try cli("demo")

@@ -186,15 +186,9 @@ struct WatchTerminalTests {
     try expectEnded(status: 0, in: tmux)
 
     for signal in [SIGTERM, SIGHUP, SIGINT] {
-      try? FileManager.default.removeItem(atPath: folder.file("after.txt"))
-      try? FileManager.default.removeItem(atPath: folder.file("pid.txt"))
-      try tmux.type(
-        "clear; stty -g > before.txt; sh -c 'echo $$ > pid.txt; exec \"$0\" --db \"$1\" watch demo' "
-          + "'\(liststoreBinary)' '\(db)'; echo \"exit=$?\"; stty -g > after.txt")
+      try tmux.typeRecordingPID(database: db, "watch demo", in: folder)
       try tmux.waitFor(line: "watching; q or Ctrl-C to stop")
-      let pidText = String(decoding: fileBytes(folder.file("pid.txt")) ?? Data(), as: UTF8.self)
-      let pid = try #require(Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
-      #expect(kill(pid, signal) == 0)
+      #expect(kill(try recordedPID(in: folder), signal) == 0)
       try expectEnded(status: 0, in: tmux)
       try tmux.type("clear")
       try tmux.waitFor("the pane to clear") { !$0.contains { $0.hasPrefix("exit=") } }
