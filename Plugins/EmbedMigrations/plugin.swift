@@ -4,6 +4,11 @@ import PackagePlugin
 /// Compiles the top-level `migrations/NNNN_name.sql` files into the target as Swift
 /// string literals, so the schema travels inside the binary and the CLI works from
 /// any directory, also after the source tree is gone.
+///
+/// The command declares exactly the `.sql` files as inputs and the one Swift file as
+/// output, so SwiftPM runs it only when a migration (or the tool) changed; the tool
+/// leaves an output whose text would not change untouched, so an unchanged tree
+/// compiles nothing.
 @main
 struct EmbedMigrations: BuildToolPlugin {
   func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {

@@ -1,5 +1,10 @@
 // Writes a Swift file that holds every migration given on the command line as a
 // raw string literal. Usage: migration-embedder OUTPUT.swift FILE.sql...
+//
+// An output that already holds exactly that text is left untouched, so that a rerun
+// with nothing changed (SwiftPM reruns it whenever this tool is relinked, which
+// `swift test` and `swift build` do in turn, as they build it with and without
+// `-enable-testing`) does not make ListStore compile again.
 import Foundation
 
 let arguments = CommandLine.arguments.dropFirst()
@@ -38,6 +43,9 @@ for path in arguments.dropFirst() {
   source += "\"\"\"\(hashes)),\n"
 }
 source += "  ]\n}\n"
+if let existing = FileManager.default.contents(atPath: output), existing == Data(source.utf8) {
+  exit(0)
+}
 do {
   try source.write(toFile: output, atomically: true, encoding: .utf8)
 } catch {

@@ -37,6 +37,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case encodingFailed(String)
   /// An import file did not have the shape `export` writes.
   case invalidImport(String)
+  /// No database file exists at the path, and the caller asked not to create one.
+  case databaseNotFound(path: String)
   /// The file exists but is not a SQLite database.
   case notADatabase(path: String)
   /// The file is a SQLite database that ListStore did not create.
@@ -95,6 +97,9 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "cannot encode the value as JSON: \(detail)"
     case .invalidImport(let detail):
       "cannot import: \(detail)"
+    case .databaseNotFound(let path):
+      "there is no ListStore database at \(path); check the path, or create one there with a "
+        + "command that writes, such as 'liststore list create NAME'"
     case .notADatabase(let path):
       "\(path) is not a SQLite database; choose another file with --db"
     case .notAListStoreDatabase(let path):

@@ -23,17 +23,18 @@ enum Migrator {
   /// The schema version this program writes.
   static var latestVersion: Int { migrations.last?.version ?? 0 }
 
-  /// Opens the database at `path`, creating its folders and file when missing, and
-  /// migrates it to ``latestVersion``.
+  /// Opens the database at `path`, creating its folders and file when missing (unless
+  /// `createIfMissing` is false), and migrates it to ``latestVersion``.
   ///
   /// A file that is not a SQLite database, a database ListStore did not create, or
   /// one with a newer schema is refused without being modified.
-  static func open(path: String, busyTimeout: Duration, readOnly forceReadOnly: Bool = false)
-    throws(ListStoreError) -> Connection
-  {
-    let exists = FileManager.default.fileExists(atPath: path)
+  static func open(
+    path: String, busyTimeout: Duration, readOnly forceReadOnly: Bool = false,
+    createIfMissing: Bool = true
+  ) throws(ListStoreError) -> Connection {
+    let exists = try DatabaseFile.exists(at: path)
     if !exists {
-      if forceReadOnly { throw .cannotOpen(path: path, reason: "the file does not exist") }
+      if forceReadOnly || !createIfMissing { throw .databaseNotFound(path: path) }
       try createParentFolder(of: path)
     } else {
       try checkHeader(path: path)
@@ -49,6 +50,10 @@ enum Migrator {
     }
     do {
       let version = try checkSchema(connection, path: path)
+      // An empty file that cannot be written (such as /proc/version) never becomes one.
+      if version == 0 && (readOnly || connection.isReadOnly) {
+        throw ListStoreError.notADatabase(path: path)
+      }
       if version < latestVersion {
         if readOnly || connection.isReadOnly { throw ListStoreError.readOnly(path: path) }
         try migrate(connection, path: path)

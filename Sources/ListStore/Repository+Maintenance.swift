@@ -180,13 +180,18 @@ extension Repository {
   /// - Parameters:
   ///   - path: The new file; it must not exist yet.
   ///   - progress: Called with the pages copied and the total, as the copy goes.
-  /// - Throws: ``ListStoreError/cannotOpen(path:reason:)`` when `path` exists or cannot
-  ///   be written, or another ``ListStoreError``.
+  /// - Throws: ``ListStoreError/cannotOpen(path:reason:)`` when `path` exists, its
+  ///   folder does not, or it cannot be written, or another ``ListStoreError``.
   public func backup(to path: String, progress: (Int, Int) -> Void = { _, _ in })
     throws(ListStoreError)
   {
     guard !FileManager.default.fileExists(atPath: path) else {
       throw .cannotOpen(path: path, reason: "the file exists already; choose a new name")
+    }
+    let folder = Migrator.parentFolder(of: path)
+    if !folder.isEmpty, !DatabaseFile.isFolder(folder) {
+      throw .cannotOpen(
+        path: path, reason: "the folder \(folder) does not exist; create it first (mkdir -p)")
     }
     do {
       let source = try Connection(path: self.path, mode: .readOnly, busyTimeout: busyTimeout)

@@ -38,19 +38,30 @@ public final class Repository: Sendable {
   private let watchesDatabase: Bool
 
   /// Opens the database at `path`, creating the file and its folders when missing
-  /// and migrating it to the current schema.
+  /// (unless `createIfMissing` is false) and migrating it to the current schema.
+  ///
+  /// ```swift
+  /// // A reader that must not leave an empty database behind a mistyped path:
+  /// let repository = try Repository(path: path, createIfMissing: false)
+  /// ```
   ///
   /// - Parameters:
   ///   - path: The database file; ``defaultPath(environment:)`` by default.
   ///   - busyTimeout: How long a write waits for another writer's lock.
   ///   - readOnly: Open without ever writing (the file must exist).
-  /// - Throws: ``ListStoreError`` when the file is not a ListStore database, has a
-  ///   newer schema, or cannot be created or opened. Nothing is modified then.
+  ///   - createIfMissing: Whether a missing file (and its folders) is created. When
+  ///     false, a missing file throws ``ListStoreError/databaseNotFound(path:)`` and
+  ///     nothing is created: no folder, no file, no `-wal` or `-shm`.
+  /// - Throws: ``ListStoreError`` when the file is missing (and may not be created),
+  ///   is a directory or unreadable, is not a ListStore database, has a newer schema,
+  ///   or cannot be created or opened. Nothing is modified then.
   public convenience init(
     path: String = Repository.defaultPath(), busyTimeout: Duration = .seconds(10),
-    readOnly: Bool = false
+    readOnly: Bool = false, createIfMissing: Bool = true
   ) throws(ListStoreError) {
-    try self.init(path: path, busyTimeout: busyTimeout, readOnly: readOnly, maximumPageCount: nil)
+    try self.init(
+      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing,
+      maximumPageCount: nil)
   }
 
   /// Opens the database with its writes limited to `maximumPageCount` pages (SQLite's
@@ -59,11 +70,12 @@ public final class Repository: Sendable {
   /// ``synchronizeObservers()`` and this repository's writes, which tests use to
   /// decide how commits are batched.
   package init(
-    path: String, busyTimeout: Duration, readOnly: Bool, maximumPageCount: Int?,
-    watchesDatabase: Bool = true
+    path: String, busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool = true,
+    maximumPageCount: Int?, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
     self.watchesDatabase = watchesDatabase
-    let connection = try Migrator.open(path: path, busyTimeout: busyTimeout, readOnly: readOnly)
+    let connection = try Migrator.open(
+      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
     if let maximumPageCount {
       do {
         _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")

@@ -22,6 +22,15 @@ struct OptionSpec: Sendable {
   var usage: String { valueName.map { "--\(name) \($0)" } ?? "--\(name)" }
 }
 
+/// How a command uses the database file.
+enum DatabaseUse: Sendable {
+  /// It only reads: a missing file is an error, and nothing is created (a mistyped `--db`
+  /// leaves no folders or empty database behind).
+  case reads
+  /// It writes: a missing file and its folders are created.
+  case writes
+}
+
 /// One command of the table: `item add`, `show`, …
 struct CommandSpec: Sendable {
   /// The words that name it, e.g. `["item", "add"]`.
@@ -32,6 +41,8 @@ struct CommandSpec: Sendable {
   var discussion: String = ""
   var arguments: [ArgumentSpec] = []
   var options: [OptionSpec] = []
+  /// Whether it may create the database.
+  var database: DatabaseUse = .writes
   /// Runs the parsed command.
   var run: @Sendable (Invocation, Context) throws -> Void
 
@@ -146,28 +157,38 @@ struct ArgumentParser {
         wantsHelp = true
         continue
       }
-      if word == "--version" && rest.isEmpty {
+      if (word == "--version" || word == "-V") && rest.isEmpty {
         wantsVersion = true
         continue
       }
       if let (name, inline) = Self.splitOption(word),
         let spec = globalOptions.first(where: { $0.name == name })
       {
+        let value: String
         if spec.valueName == nil {
-          globals[name] = ""
+          value = ""
         } else if let inline {
-          globals[name] = inline
+          value = inline
         } else if index < words.count {
-          globals[name] = words[index]
+          value = words[index]
           index += 1
         } else {
           throw UsageError(message: "option --\(name) needs a value (\(spec.usage))", command: nil)
         }
+        if spec.valueName != nil, globals[name] != nil {
+          throw UsageError(message: "option --\(name) is given twice; give it once", command: nil)
+        }
+        globals[name] = value
         continue
       }
       rest.append(word)
     }
     if wantsVersion && rest.isEmpty { return .version }
+    // `help [COMMAND]` is `[COMMAND] --help`.
+    if rest.first == "help", !commands.contains(where: { $0.path.first == "help" }) {
+      rest.removeFirst()
+      wantsHelp = true
+    }
 
     // Resolve the command: the longest declared path that prefixes the words.
     let leading = rest.prefix { !$0.hasPrefix("-") }
@@ -228,10 +249,11 @@ struct ArgumentParser {
           throw UsageError(message: "option --\(name) takes no value", command: command.path)
         }
         invocation.flags.insert(name)
-      } else if let inline {
-        invocation.options[name] = inline
-      } else if let value = words.popFirst() {
-        invocation.options[name] = value
+      } else if let value = inline ?? words.popFirst() {
+        guard invocation.options.updateValue(value, forKey: name) == nil else {
+          throw UsageError(
+            message: "option --\(name) is given twice; give it once", command: command.path)
+        }
       } else {
         throw UsageError(
           message: "option --\(name) needs a value (\(spec.usage))", command: command.path)
@@ -288,7 +310,7 @@ struct ArgumentParser {
     for command in commands {
       lines.append("  " + pad(command.name, width) + command.abstract)
     }
-    lines += ["", "GLOBAL OPTIONS:"] + optionLines(globalOptions + helpOptions)
+    lines += ["", "GLOBAL OPTIONS:"] + optionLines(globalOptions + helpOptions + [versionOption])
     lines += ["", footer]
     return lines.joined(separator: "\n")
   }
@@ -316,16 +338,35 @@ struct ArgumentParser {
   }
 
   private var helpOptions: [OptionSpec] {
-    [OptionSpec(name: "help", valueName: nil, help: "Show help (also -h).")]
+    [
+      OptionSpec(
+        name: "help", valueName: nil, help: "Show help (also -h, or 'liststore help ...').")
+    ]
   }
+
+  private var versionOption: OptionSpec {
+    OptionSpec(name: "version", valueName: nil, help: "Print the version (also -V).")
+  }
+
+  /// Help is wrapped to this many columns.
+  static let helpWidth = 80
 
   private func optionLines(_ options: [OptionSpec]) -> [String] {
     let width = (options.map { $0.usage.count }.max() ?? 0) + 2
-    return options.map { "  " + pad($0.usage, width) + $0.help }
+    return options.flatMap { option in
+      // Long help continues under itself.
+      let lines = Rendering.wrap(
+        option.help.split(separator: " ").map(String.init),
+        width: max(20, Self.helpWidth - 2 - width))
+      return lines.enumerated().map { index, line in
+        "  " + (index == 0 ? pad(option.usage, width) : String(repeating: " ", count: width))
+          + line
+      }
+    }
   }
 
   private func pad(_ text: String, _ width: Int) -> String {
-    text + String(repeating: " ", count: max(width - text.count, 1))
+    text + String(repeating: " ", count: max(width - Terminal.displayWidth(of: text), 1))
   }
 }
 

@@ -13,7 +13,8 @@ enum Commands {
   static let database = OptionSpec(
     name: "db", valueName: "PATH",
     help:
-      "The database file (default: $LISTSTORE_DB, else $XDG_DATA_HOME/liststore/liststore.sqlite).")
+      "The database file (default: $LISTSTORE_DB, else $XDG_DATA_HOME/liststore/liststore.sqlite). "
+      + "Commands that write create it; commands that only read need it to exist.")
 
   static let json = OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")
 
@@ -32,7 +33,7 @@ enum Commands {
       run: runDemo),
     CommandSpec(
       path: ["lists"], abstract: "Show the lists, with section and item counts.", options: [json],
-      run: runLists),
+      database: .reads, run: runLists),
     CommandSpec(
       path: ["list", "create"], abstract: "Create an empty list.",
       arguments: [ArgumentSpec(name: "NAME", help: "A new, unique, non-empty name.")],
@@ -128,8 +129,15 @@ enum Commands {
         if let row {
           let id = try list.insert(item: value, at: IndexPath(indexes: [section, row]))
           context.out.line("added item \(section):\(row) (id \(id))")
+          return
+        }
+        let id = try list.appendItem(value, toSection: section)
+        // Its row, unless another writer added after it meanwhile (then it is unknown
+        // without reading the section, and the message says only the section).
+        let last = try list.numberOfItems(inSection: section) - 1
+        if last >= 0, try list.itemID(at: IndexPath(indexes: [section, last])) == id {
+          context.out.line("added item \(section):\(last) (id \(id))")
         } else {
-          let id = try list.appendItem(value, toSection: section)
           context.out.line("added item (id \(id)) to section \(section)")
         }
       }),
@@ -175,8 +183,14 @@ enum Commands {
         context.out.line("set item \(path.section):\(path.row)")
       }),
     CommandSpec(
-      path: ["show"], abstract: "Show a list: headers, items, footers.", arguments: [list],
-      options: [json],
+      path: ["show"], abstract: "Show a list: headers, items, footers.",
+      discussion: """
+        Items are shown by index path (SECTION:ROW). A string is shown as it is, unless it is
+        empty or would read as JSON: then it is shown in double quotes, as a JSON string. Any
+        other value is shown as compact JSON. So 0:1  -5 is the number -5, and 0:1  "-5" the
+        string "-5"; "true" is a string and true a boolean.
+        """,
+      arguments: [list], options: [json], database: .reads,
       run: { invocation, context in
         let list = try context.list(invocation.argument("LIST"))
         let sections = try list.storedSections()
@@ -195,6 +209,7 @@ enum Commands {
         JSON, that the schema's tables and triggers are there, and that the change log is
         consistent. Prints each problem on standard output and exits 1 when there is any.
         """,
+      database: .reads,
       run: { _, context in
         let repository = try context.repository()
         let problems = try repository.check()
@@ -227,7 +242,10 @@ enum Commands {
       abstract: "Copy the database to a new file, consistently, while others write.",
       discussion:
         "Uses SQLite's online backup API: the copy is one consistent state of the database.",
-      arguments: [ArgumentSpec(name: "PATH", help: "The new file (it must not exist).")],
+      arguments: [
+        ArgumentSpec(name: "PATH", help: "The new file (it must not exist; its folder must).")
+      ],
+      database: .reads,
       run: { invocation, context in
         let path = invocation.argument("PATH")
         let repository = try context.repository()
@@ -242,13 +260,20 @@ enum Commands {
       }),
     CommandSpec(
       path: ["export"], abstract: "Print a list as JSON, as 'show --json' does.", arguments: [list],
+      database: .reads,
       run: { invocation, context in
         let list = try context.list(invocation.argument("LIST"))
         context.out.line(Rendering.json(list: list.name, sections: try list.storedSections()))
       }),
     CommandSpec(
-      path: ["import"], abstract: "Create a list from a file written by 'export'.",
-      discussion: "The file's ids and list name are ignored: the new rows get new ids.",
+      path: ["import"], abstract: "Create a list from a JSON file ('export' output, or by hand).",
+      discussion: """
+        The file is {"sections": [...]}. A section has "header" (and "footer") or "metadata",
+        and "items": plain JSON values, or {"value": ...} / {"id": ..., "value": ...} objects.
+        Values are stored as the file writes them. The file's ids and list name are ignored:
+        the new rows get new ids. Errors name the line and column, or the place, such as
+        sections[2].items[5]. See docs/cli.md for the whole format.
+        """,
       arguments: [
         ArgumentSpec(name: "LIST", help: "The new list's name."),
         ArgumentSpec(name: "FILE", help: "The JSON file, or - for standard input."),
@@ -275,7 +300,8 @@ enum Commands {
       context.out.line("no lists yet; create one with 'liststore list create NAME'")
       return
     }
-    let width = max(4, lists.map { Rendering.visible($0.name).count }.max() ?? 0)
+    let width = max(
+      4, lists.map { Terminal.displayWidth(of: Rendering.visible($0.name)) }.max() ?? 0)
     let header = "NAME".padding(toLength: width) + "  SECTIONS  ITEMS"
     context.out.line(header)
     for list in lists {
@@ -311,17 +337,21 @@ enum Commands {
 
   private static func runImport(_ invocation: Invocation, _ context: Context) throws {
     let file = invocation.argument("FILE")
-    let data: Data
+    let bytes: [UInt8]
     do {
-      data = try file == "-" ? readStandardInput() : Data(contentsOf: URL(fileURLWithPath: file))
+      bytes =
+        try file == "-"
+        ? readStandardInput() : [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
     } catch {
       throw ListStoreError.invalidImport("cannot read \(file): \(describe(error))")
     }
-    let contents = try ImportFile.parse(data, name: file)
+    let contents = try ImportFile.parse(bytes, name: file)
     let name = invocation.argument("LIST")
     _ = try context.repository().createList(name, contents: contents)
     let items = contents.reduce(0) { $0 + $1.items.count }
-    context.out.line("imported \(quoted(name)): \(contents.count) sections, \(items) items")
+    context.out.line(
+      "imported \(quoted(name)): \(Rendering.counted(contents.count, "section")), "
+        + Rendering.counted(items, "item"))
   }
 
   private static func runDemo(_ invocation: Invocation, _ context: Context) throws {
@@ -357,15 +387,21 @@ enum Commands {
   private static func itemValue(_ invocation: Invocation) throws -> RawJSON {
     let text = invocation.argument("VALUE")
     guard invocation.flag("json") else { return RawJSON(JSONText.quote(text)) }
-    guard (try? JSONValue.parse(text)) != nil else {
+    let bytes = Array(text.utf8)
+    do {
+      _ = try JSONSyntax.parse(bytes)
+    } catch  where error.isNumberOutOfRange {
+      throw CommandError("cannot store \(text.debugDescription): \(error.message)")
+    } catch {
       throw ListStoreError.invalidJSON(
-        "\(text.debugDescription) is not a JSON value (leave out --json to store it as a string)")
+        "\(text.debugDescription) at \(error.place(in: bytes)): \(error.message) (leave out --json "
+          + "to store it as a string)")
     }
     return RawJSON(text)
   }
 
-  private static func readStandardInput() throws -> Data {
-    var data = Data()
+  private static func readStandardInput() throws -> [UInt8] {
+    var data: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     while true {
       let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
@@ -388,11 +424,13 @@ enum Commands {
 }
 
 extension String {
+  /// The text followed by spaces up to `length` terminal cells (wide characters take two).
   func padding(toLength length: Int) -> String {
-    self + String(repeating: " ", count: Swift.max(0, length - count))
+    self + String(repeating: " ", count: Swift.max(0, length - Terminal.displayWidth(of: self)))
   }
 
+  /// Spaces, then the text, up to `length` terminal cells.
   func leftPadding(toLength length: Int) -> String {
-    String(repeating: " ", count: Swift.max(0, length - count)) + self
+    String(repeating: " ", count: Swift.max(0, length - Terminal.displayWidth(of: self))) + self
   }
 }

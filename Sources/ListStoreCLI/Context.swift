@@ -43,23 +43,38 @@ final class Output {
   func discard() { buffer.removeAll() }
 }
 
+/// A command that could not be carried out, for reasons that are not the store's
+/// (``ListStoreError``) nor the command line's (``UsageError``): status 1.
+struct CommandError: Error, CustomStringConvertible {
+  /// What went wrong, and what to do.
+  var description: String
+
+  init(_ description: String) { self.description = description }
+}
+
 /// What a command runs with: the database it works on and where it prints.
 final class Context {
   let environment: [String: String]
   let databasePath: String
+  /// Whether the command may create the database when it is missing.
+  let databaseUse: DatabaseUse
   let out: Output
   let err: Output
   private var openedRepository: Repository?
 
-  init(environment: [String: String], databasePath: String?, out: Output, err: Output) {
+  init(
+    environment: [String: String], databasePath: String?, databaseUse: DatabaseUse, out: Output,
+    err: Output
+  ) {
     self.environment = environment
     self.databasePath = databasePath ?? Repository.defaultPath(environment: environment)
+    self.databaseUse = databaseUse
     self.out = out
     self.err = err
   }
 
-  /// The repository, opened (and created or migrated) on first use, so that help and
-  /// usage errors never touch the database.
+  /// The repository, opened (and migrated, and for commands that write, created) on first
+  /// use, so that help and usage errors never touch the database.
   func repository() throws(ListStoreError) -> Repository {
     if let openedRepository { return openedRepository }
     // Seconds a write waits for another writer's lock (default 10).
@@ -70,9 +85,9 @@ final class Context {
       busyTimeout = .milliseconds(Int(seconds * 1000))
     }
     let repository = try Repository(
-      path: databasePath, busyTimeout: busyTimeout,
-      readOnly: false, maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) }
-    )
+      path: databasePath, busyTimeout: busyTimeout, readOnly: false,
+      createIfMissing: databaseUse == .writes,
+      maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) })
     openedRepository = repository
     return repository
   }

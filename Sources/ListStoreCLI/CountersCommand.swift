@@ -277,7 +277,8 @@ final class CountersScreen {
     }
     readFailure = failure
     if let newRows { apply(newRows) }
-    let visible = max(1, size.rows - 4)
+    // The title, a blank line, the status line and the hint take the rest.
+    let visible = max(1, size.rows - 3 - hint(for: size).count)
     if visible != visibleCount {
       visibleCount = visible
       needsReload = true
@@ -370,7 +371,7 @@ final class CountersScreen {
   /// - Returns: The lines, from the top.
   func lines(for size: TerminalSize) -> [ScreenLine] {
     let count = rows.count
-    var title = "Counters in \(quoted(listName)): \(count) counter\(count == 1 ? "" : "s")"
+    var title = "Counters in \(quoted(listName)): \(Rendering.counted(count, "counter"))"
     if count > visibleCount {
       title += " (\(top)–\(min(count, top + visibleCount) - 1) shown)"
     }
@@ -387,10 +388,19 @@ final class CountersScreen {
         + cell.label.value
       lines.append(ScreenLine(text, isHighlighted: selected))
     }
-    let body = max(size.rows - 2, lines.count)
+    let hint = hint(for: size)
+    let body = max(size.rows - 1 - hint.count, lines.count)
     while lines.count < body { lines.append("") }
     lines.append(ScreenLine(message ?? readFailure ?? ""))
-    lines.append("↑/↓ select   + - change   a add   d delete   q quit")
+    lines += hint.map { ScreenLine($0) }
     return lines
+  }
+
+  /// The keys, on as many lines as the width needs (the screen leaves the last column
+  /// free).
+  private func hint(for size: TerminalSize) -> [String] {
+    Rendering.wrap(
+      ["↑/↓ select", "+ - change", "a add", "d delete", "q quit"], separator: "   ",
+      width: size.columns - 1)
   }
 }

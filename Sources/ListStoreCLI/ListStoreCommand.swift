@@ -53,7 +53,8 @@ public enum ListStoreCommand {
         return 64
       }
       let context = Context(
-        environment: environment, databasePath: globals["db"], out: out, err: err)
+        environment: environment, databasePath: globals["db"],
+        databaseUse: invocation.command.database, out: out, err: err)
       do {
         try invocation.command.run(invocation, context)
         return 0
@@ -90,6 +91,6 @@ public enum ListStoreCommand {
 
   static let footer = """
     Start with 'liststore demo', then 'liststore show demo'.
-    See 'liststore <command> --help' for one command.
+    See 'liststore help <command>' (or 'liststore <command> --help') for one command.
     """
 }

@@ -3,7 +3,7 @@ import ListStore
 import Observable2D
 
 /// How the CLI prints lists: as text for people, as JSON for scripts (the shapes of
-/// spec/cli.md).
+/// docs/cli.md).
 enum Rendering {
   /// The header and footer a section's metadata shows: an object's `header` and
   /// `footer` strings, or a bare string as the header.
@@ -41,10 +41,46 @@ enum Rendering {
     }
   }
 
-  /// A stored value as people read it: strings without quotes, anything else as
-  /// compact JSON; control characters made visible so they cannot drive the terminal.
+  /// `pieces` joined by `separator` into lines at most `width` terminal cells wide, breaking
+  /// only between pieces (a piece wider than `width` gets a line of its own).
+  static func wrap(_ pieces: [String], separator: String = " ", width: Int) -> [String] {
+    var lines: [String] = []
+    var line = ""
+    for piece in pieces {
+      let joined = line.isEmpty ? piece : line + separator + piece
+      if !line.isEmpty && Terminal.displayWidth(of: joined) > width {
+        lines.append(line)
+        line = piece
+      } else {
+        line = joined
+      }
+    }
+    if !line.isEmpty { lines.append(line) }
+    return lines
+  }
+
+  /// "1 section", "2 sections": a count with its noun, plural when it is not one.
+  static func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
+  }
+
+  /// A stored value as people read it, so that what is shown tells its type: a string
+  /// as it is, unless it is empty or would read as JSON (`-5`, `true`, `null`, `[1]`,
+  /// `"x"`), then in double quotes as a JSON string; any other value as compact JSON.
+  /// So `-5` is a number and `"-5"` a string. Control characters are made visible so
+  /// they cannot drive the terminal.
   static func displayText(ofValue json: String) -> String {
-    visible(JSONText.unquote(json) ?? JSONText.singleLine(json))
+    guard let string = JSONText.unquote(json) else { return visible(JSONText.singleLine(json)) }
+    return visible(readsAsJSON(string) ? JSONText.quote(string) : string)
+  }
+
+  /// Whether a string, shown as it is, would be taken for another JSON value.
+  private static func readsAsJSON(_ string: String) -> Bool {
+    guard
+      let first = string.utf8.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 })
+    else { return true }  // Empty or only white space.
+    guard "\"-0123456789[{tfn".utf8.contains(first) else { return false }
+    return JSONSyntax.isJSON(string)
   }
 
   /// `text` with control characters shown as escapes.

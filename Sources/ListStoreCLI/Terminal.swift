@@ -20,6 +20,8 @@
 //       if keys.contains(.character("q")) { break }
 //     }
 
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -61,6 +63,26 @@ enum Terminal {
   /// the descriptor is closed.
   static func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
     writeAll(text, to: descriptor)
+  }
+
+  /// How many cells `character` takes on a terminal: 2 for East Asian wide characters and
+  /// emoji (also a symbol made emoji by U+FE0F), else 1.
+  static func width(of character: Character) -> Int {
+    let scalars = character.unicodeScalars
+    guard let scalar = scalars.first?.value else { return 1 }
+    switch scalar {
+    case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
+      0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F680...0x1F6FF, 0x1F900...0x1F9FF,
+      0x1FA70...0x1FAFF, 0x20000...0x3FFFD:
+      return 2
+    default:
+      return scalars.contains("\u{FE0F}") ? 2 : 1
+    }
+  }
+
+  /// How many cells `text` takes on a terminal: the sum of its characters' widths.
+  static func displayWidth(of text: String) -> Int {
+    text.reduce(0) { $0 + width(of: $1) }
   }
 
   /// Switches to the alternate screen, which the terminal swaps back on ``leaveAlternateScreen``.
@@ -120,8 +142,8 @@ struct TerminalError: Error, CustomStringConvertible {
 /// runs at the latest in `deinit`, so `defer { session.restore() }` covers thrown errors.
 ///
 /// While a session is active, SIGINT, SIGTERM and SIGHUP restore the terminal and end the
-/// process with status 130, 143 and 129 (128 + the signal). Only one session may be active at
-/// a time.
+/// process with status 130, 143 and 129 (128 + the signal), unless ``Options/signalWaker`` asks
+/// for them to wake the loop instead. Only one session may be active at a time.
 ///
 /// It does not cover a crash or SIGKILL; `stty sane` repairs the terminal then.
 final class TerminalSession {
@@ -135,6 +157,9 @@ final class TerminalSession {
     var keysSendSignals = false
     /// Woken on SIGWINCH, so a loop waiting for keys redraws at the new size at once.
     var resizeWaker: Waker?
+    /// When set, SIGINT, SIGTERM and SIGHUP wake it instead of ending the process, so the
+    /// loop can end as it ends normally; ``TerminalSession/receivedSignal`` tells which came.
+    var signalWaker: Waker?
 
     /// The defaults: alternate screen, hidden cursor, signal keys read as keys.
     init() {}
@@ -145,13 +170,20 @@ final class TerminalSession {
   /// The terminal written.
   let output: Int32
   private let leave: String
-  /// Kept alive while its descriptor may be written by the SIGWINCH handler.
+  /// Kept alive while their descriptors may be written by the signal handlers.
   private let resizeWaker: Waker?
+  private let signalWaker: Waker?
   private var isActive = true
   private var previousHandlers: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
 
   /// The signals that restore the terminal and end the process.
   static let endingSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+  /// The ending signal that arrived while ``Options/signalWaker`` was set, if any.
+  var receivedSignal: Int32? {
+    let number = SignalRestore.receivedSignal.load(ordering: .relaxed)
+    return number == 0 ? nil : number
+  }
 
   /// Enters raw mode.
   ///
@@ -170,6 +202,7 @@ final class TerminalSession {
     self.input = input
     self.output = output
     self.resizeWaker = options.resizeWaker
+    self.signalWaker = options.signalWaker
     var enter = ""
     var leave = ""
     if options.alternateScreen {
@@ -195,7 +228,8 @@ final class TerminalSession {
     // The handler's state is complete before any handler can run.
     SignalRestore.arm(
       input: input, output: output, attributes: original, leave: self.leave,
-      resizeDescriptor: options.resizeWaker?.writeDescriptor ?? -1)
+      resizeDescriptor: options.resizeWaker?.writeDescriptor ?? -1,
+      signalDescriptor: options.signalWaker?.writeDescriptor ?? -1)
     for number in Self.endingSignals {
       previousHandlers.append((number, signal(number, restoreTerminalAndExit)))
     }
@@ -235,16 +269,22 @@ private enum SignalRestore {
   nonisolated(unsafe) static var input: Int32 = -1
   nonisolated(unsafe) static var output: Int32 = -1
   nonisolated(unsafe) static var resizeDescriptor: Int32 = -1
+  nonisolated(unsafe) static var signalDescriptor: Int32 = -1
+  /// Written by the handler: an atomic store is async-signal-safe.
+  static let receivedSignal = Atomic<Int32>(0)
   nonisolated(unsafe) static let attributes = UnsafeMutablePointer<termios>.allocate(capacity: 1)
   nonisolated(unsafe) static var leave = UnsafeMutableBufferPointer<UInt8>(start: nil, count: 0)
 
   static func arm(
-    input: Int32, output: Int32, attributes: termios, leave: String, resizeDescriptor: Int32
+    input: Int32, output: Int32, attributes: termios, leave: String, resizeDescriptor: Int32,
+    signalDescriptor: Int32
   ) {
     precondition(!isArmed, "Only one TerminalSession may be active at a time")
     self.input = input
     self.output = output
     self.resizeDescriptor = resizeDescriptor
+    self.signalDescriptor = signalDescriptor
+    receivedSignal.store(0, ordering: .relaxed)
     self.attributes.initialize(to: attributes)
     self.leave.deallocate()  // The previous session's; no handler can read it now.
     let bytes = Array(leave.utf8)
@@ -257,6 +297,7 @@ private enum SignalRestore {
   static func disarm() {
     isArmed = false
     resizeDescriptor = -1
+    signalDescriptor = -1
   }
 
   /// Puts the saved settings back; async-signal-safe.
@@ -265,9 +306,16 @@ private enum SignalRestore {
   }
 }
 
-/// SIGINT, SIGTERM, SIGHUP: restore the terminal, then end with 128 + the signal. Only
-/// async-signal-safe calls (`write`, `tcsetattr`, `_exit`).
+/// SIGINT, SIGTERM, SIGHUP: restore the terminal, then end with 128 + the signal; or, when the
+/// session asked for it, record the signal and wake its loop. Only async-signal-safe calls
+/// (`write`, `tcsetattr`, `_exit`, an atomic store).
 private func restoreTerminalAndExit(_ signal: Int32) {
+  if SignalRestore.isArmed && SignalRestore.signalDescriptor >= 0 {
+    SignalRestore.receivedSignal.store(signal, ordering: .relaxed)
+    var byte: UInt8 = 1
+    _ = write(SignalRestore.signalDescriptor, &byte, 1)
+    return
+  }
   if SignalRestore.isArmed {
     if let base = SignalRestore.leave.baseAddress {
       _ = write(SignalRestore.output, base, SignalRestore.leave.count)
@@ -530,11 +578,17 @@ final class KeyReader {
   private var decoder = KeyDecoder()
 
   /// Creates a reader.
-  /// - Parameter descriptor: The terminal to read; standard input by default.
+  /// - Parameters:
+  ///   - descriptor: The terminal to read; standard input by default.
+  ///   - waker: What wakes ``next(timeout:)`` from other threads; a new one by default.
   /// - Throws: ``TerminalError`` when the waker's pipe cannot be made.
-  init(descriptor: Int32 = STDIN_FILENO) throws(TerminalError) {
+  init(descriptor: Int32 = STDIN_FILENO, waker: Waker? = nil) throws(TerminalError) {
     self.descriptor = descriptor
-    self.waker = try Waker()
+    if let waker {
+      self.waker = waker
+    } else {
+      self.waker = try Waker()
+    }
   }
 
   /// Waits until keys arrive, `timeout` passes, or ``waker`` is woken.
@@ -715,13 +769,6 @@ final class Screen {
 
   /// How many cells `character` takes: 2 for East Asian wide characters and emoji, else 1.
   static func width(of character: Character) -> Int {
-    guard let scalar = character.unicodeScalars.first?.value else { return 1 }
-    switch scalar {
-    case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
-      0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
-      return 2
-    default:
-      return 1
-    }
+    Terminal.width(of: character)
   }
 }

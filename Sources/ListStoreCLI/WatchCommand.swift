@@ -23,7 +23,10 @@ enum WatchCommand {
       first line is {"snapshot": <show --json>} and each later line {"changes": <changeset>},
       one per batch of commits; replaying them onto the snapshot gives what 'show --json'
       prints. Without --json, a terminal shows the list redrawn in place, with a line saying
-      what changed. Stops on Ctrl-C, SIGTERM, after --max-events changesets, after --timeout
+      what changed; a list taller than the terminal scrolls with Up/Down (or k/j),
+      PgUp/PgDn, Home/End, and the bottom line says which lines are shown. Ctrl-L redraws,
+      q quits. Without --json and without a terminal, the list is printed again after each
+      change. Stops on q or Ctrl-C, SIGTERM, after --max-events changesets, after --timeout
       seconds, or when the list is deleted.
       """,
     arguments: [ArgumentSpec(name: "LIST", help: "The list's name.")],
@@ -32,7 +35,7 @@ enum WatchCommand {
       OptionSpec(name: "max-events", valueName: "N", help: "Stop after N changesets."),
       OptionSpec(name: "timeout", valueName: "SECONDS", help: "Stop after this many seconds."),
     ],
-    run: run)
+    database: .reads, run: run)
 
   /// How a watch ended.
   private enum Ending: Sendable {
@@ -56,11 +59,15 @@ enum WatchCommand {
     let array = try list.observe()
     let json = invocation.flag("json")
     let out = context.out
+    // The screen needs keys as well as a terminal to draw on.
+    let interactive =
+      !json && Terminal.isTerminal(STDOUT_FILENO) && Terminal.isTerminal(STDIN_FILENO)
+    let screen = interactive ? try WatchScreenLoop(name: list.name) : nil
     let printer: any WatchPrinter
     if json {
       printer = JSONPrinter(name: list.name, out: out)
-    } else if Terminal.isTerminal(STDOUT_FILENO) {
-      printer = ScreenPrinter(name: list.name)
+    } else if let screen {
+      printer = screen
     } else {
       printer = TextPrinter(name: list.name, out: out)
     }
@@ -73,7 +80,10 @@ enum WatchCommand {
         current = reason
         return true
       }
-      if first { ended.signal() }
+      if first {
+        ended.signal()
+        screen?.waker.wake()
+      }
     }
     let printed = Mutex(0)
     // Events are delivered one at a time; the lock orders them with the final flush.
@@ -109,18 +119,26 @@ enum WatchCommand {
       onCompleted: { finish(.listDeleted) }
     ).disposed(by: bag)
 
-    let signals = SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP]) { finish(.signal) }
-    let result: DispatchTimeoutResult
-    if let timeout {
-      result = ended.wait(timeout: .now() + .nanoseconds(Int(min(timeout, 1e9) * 1e9)))
+    let timedOut: Bool
+    if let screen {
+      // The screen's loop handles keys, resizes and signals itself.
+      let deadline = timeout.map { ContinuousClock.now + .nanoseconds(Int(min($0, 1e9) * 1e9)) }
+      timedOut = try screen.run(deadline: deadline) { ending.withLock { $0 } != nil }
     } else {
-      ended.wait()
-      result = .success
+      let signals = SignalWatcher(signals: [SIGINT, SIGTERM, SIGHUP]) { finish(.signal) }
+      if let timeout {
+        timedOut =
+          ended.wait(timeout: .now() + .nanoseconds(Int(min(timeout, 1e9) * 1e9))) == .timedOut
+      } else {
+        ended.wait()
+        timedOut = false
+      }
+      signals.cancel()
     }
-    signals.cancel()
     // No more deliveries from the feed's threads while this one prints and exits.
     try context.repository().stopObserving()
-    let reason = result == .timedOut ? .timeout : (ending.withLock { $0 } ?? .timeout)
+    // A key or a signal that ended the screen is a stop like a signal.
+    let reason = timedOut ? .timeout : (ending.withLock { $0 } ?? .signal)
     printLock.withLock { _ in
       printer.end()
       out.flush()
@@ -211,41 +229,6 @@ struct TextPrinter: WatchPrinter {
   }
 }
 
-/// A terminal: the list redrawn in place (only changed lines are written), under a
-/// status line saying what changed last.
-final class ScreenPrinter: WatchPrinter {
-  let name: String
-  private let screen: Screen
-  private var status = "watching; Ctrl-C to stop"
-
-  init(name: String) {
-    self.name = name
-    screen = Screen(size: Terminal.size())
-  }
-
-  func start(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
-    Terminal.write("\u{1B}[?1049h\u{1B}[?25l")  // Alternate screen, hidden cursor.
-    draw(sections)
-  }
-
-  func print(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
-    status = Rendering.summary(of: event.changeset)
-    draw(event.sections)
-  }
-
-  func end() {
-    Terminal.write("\u{1B}[?25h\u{1B}[?1049l")
-  }
-
-  private func draw(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) {
-    screen.resize(to: Terminal.size())
-    var lines = Rendering.text(list: name, sections: Self.stored(sections))
-    lines.insert("", at: 1)
-    lines.insert(status, at: 1)
-    screen.render(lines)
-  }
-}
-
 extension Rendering {
   /// "2 items inserted, 1 moved" — what a changeset did, briefly.
   static func summary(of changes: Changeset<RawJSON, RawJSON>) -> String {
@@ -259,7 +242,7 @@ extension Rendering {
       (changes.movedItems.count, "item", "moved"), (changes.updatedItems.count, "item", "changed"),
     ]
     return counts.filter { $0.0 > 0 }.map { count, noun, verb in
-      "\(count) \(noun)\(count == 1 ? "" : "s") \(verb)"
+      "\(counted(count, noun)) \(verb)"
     }
     .joined(separator: ", ")
   }

@@ -5,7 +5,7 @@ public import FoundationEssentials
 ///
 /// Every section and item is named by its index in the relevant state and by its stable id;
 /// entries that bring a section or item into view carry its payload. "Old" is the state before
-/// the batch, "new" the state after it. The rules are those of `spec/changesets.md`: indexes are
+/// the batch, "new" the state after it. The rules are those of `docs/changesets.md`: indexes are
 /// in bounds and unique, items of deleted or inserted sections are not listed, a moved item
 /// whose value changed is listed once as a move with its new value, and applying the changeset
 /// to the old state gives exactly the new state:

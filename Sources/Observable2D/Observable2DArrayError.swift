@@ -20,7 +20,7 @@ public enum Observable2DArrayError: Error, Equatable, Sendable, CustomStringConv
   /// to insert or move to.
   case itemOutOfRange(IndexPath, validRange: Range<Int>)
 
-  /// A changeset that breaks a rule of the changeset contract (`spec/changesets.md`).
+  /// A changeset that breaks a rule of the changeset contract (`docs/changesets.md`).
   ///
   /// `rule` is the rule's number (1 to 6) and `message` says which entry broke it and how.
   case invalidChangeset(rule: Int, message: String)

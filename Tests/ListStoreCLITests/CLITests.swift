@@ -13,25 +13,6 @@ import Testing
     try liststore(arguments, database: db, input: input)
   }
 
-  func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
-    #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
-  }
-
-  /// A runtime failure: status 1, one `error:` line, nothing on standard output.
-  func expectFailure(
-    _ result: ProcessResult, containing text: String,
-    sourceLocation: SourceLocation = #_sourceLocation
-  ) {
-    #expect(result.status == 1, "\(result)", sourceLocation: sourceLocation)
-    #expect(result.stdout.isEmpty, "\(result)", sourceLocation: sourceLocation)
-    let lines = result.stderr.split(separator: "\n")
-    #expect(
-      lines.count == 1 && lines[0].hasPrefix("error: "), "\(result)", sourceLocation: sourceLocation
-    )
-    #expect(result.stderr.contains(text), "\(result)", sourceLocation: sourceLocation)
-  }
-
   @Test func demoBuildsTheSeedExample() throws {
     defer { folder.remove() }
     let result = try cli("demo")
@@ -177,6 +158,9 @@ import Testing
     (["show", "l", "--json=yes"], "option --json takes no value"),
     (["section", "set", "l", "0"], "nothing to change"),
     (["--db"], "option --db needs a value"),
+    (["item", "add", "l", "0", "v", "--at", "1", "--at", "2"], "option --at is given twice"),
+    (["item", "add", "l", "0", "v", "--at=1", "--at", "1"], "option --at is given twice"),
+    (["lists", "--db", "other.sqlite"], "option --db is given twice"),
   ])
   func malformedCommandLinesExitWith64(arguments: [String], message: String) throws {
     defer { folder.remove() }
@@ -243,8 +227,11 @@ import Testing
     let blocker = folder.file("file")
     _ = FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
     expectFailure(
-      try liststore(["lists"], database: blocker + "/db.sqlite"),
+      try liststore(["list", "create", "x"], database: blocker + "/db.sqlite"),
       containing: "cannot create the folder")
+    expectFailure(
+      try liststore(["lists"], database: blocker + "/db.sqlite"),
+      containing: "there is no ListStore database at \(blocker)/db.sqlite")
 
     let text = folder.file("text.sqlite")
     let content = Data("not a database, only text, long enough for a header".utf8)
@@ -294,7 +281,8 @@ import Testing
     #expect(
       FileManager.default.fileExists(atPath: home + "/.local/share/liststore/liststore.sqlite"))
     // --db wins over the environment.
-    expectSuccess(try liststore(["lists"], database: db, environment: ["LISTSTORE_DB": explicit]))
+    expectSuccess(
+      try liststore(["list", "create", "d"], database: db, environment: ["LISTSTORE_DB": explicit]))
     #expect(FileManager.default.fileExists(atPath: db))
   }
 
@@ -325,16 +313,19 @@ import Testing
   }
 
   @Test(arguments: [
-    ("", "not valid JSON"),
-    ("{\"list\":\"x\",\"sections\":[{\"header\":\"A\",\"items\":[{\"value\":1}", "not valid JSON"),
-    ("[]", "wrong type at the top level"),
-    ("{\"list\":\"x\"}", "missing \"sections\""),
-    ("{\"sections\":[{\"header\":5}]}", "wrong type at sections[0].header"),
+    ("", "standard input:1:1: no JSON value"),
     (
-      "{\"sections\":[{\"header\":\"A\",\"items\":[{\"id\":1}]}]}",
-      "missing \"value\" at sections[0].items[0]"
+      "{\"list\":\"x\",\"sections\":[{\"header\":\"A\",\"items\":[{\"value\":1}",
+      "standard input:1:47: the array is not closed"
     ),
-    ("{\"sections\":[{\"footer\":\"only\"}]}", "neither \"header\" nor \"metadata\""),
+    ("[]", "the top level: expected an object like {\"sections\""),
+    ("{\"list\":\"x\"}", "missing \"sections\""),
+    ("{\"sections\":[{\"header\":5}]}", "sections[0].header: expected a string; got the number 5"),
+    (
+      "{\"sections\":[{\"header\":\"A\",\"items\":[{\"id\":\"one\",\"value\":1}]}]}",
+      "sections[0].items[0].id: expected an integer id; got a string"
+    ),
+    ("{\"sections\":[{\"footer\":\"only\"}]}", "sections[0]: missing \"header\""),
     (
       "{\"sections\":[{\"header\":\"A\",\"items\":[{\"id\":1,\"value\":1},{\"id\":1,\"value\":2}]}]}",
       "repeats item id 1"

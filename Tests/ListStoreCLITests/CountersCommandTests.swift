@@ -172,11 +172,6 @@ import Testing
     try liststore(arguments, database: db)
   }
 
-  func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
-    #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
-    #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
-  }
-
   @Test func subcommandsAddChangeRemoveAndShowCounters() throws {
     defer { folder.remove() }
     #expect(
@@ -344,6 +339,19 @@ final class Tmux {
     try send("Enter")
   }
 
+  /// Resizes the window, as a user dragging the terminal's corner would (the program gets
+  /// SIGWINCH).
+  func resize(columns: Int, rows: Int) throws {
+    _ = try run(
+      tmux, ["-L", socket, "resize-window", "-t", "main", "-x", "\(columns)", "-y", "\(rows)"])
+  }
+
+  /// The pane's terminal device, e.g. `/dev/pts/3`.
+  func terminalDevice() throws -> String {
+    try run(tmux, ["-L", socket, "display-message", "-p", "-t", "main", "#{pane_tty}"]).stdout
+      .trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
   /// The pane's lines now.
   func capture() throws -> [String] {
     try run(tmux, ["-L", socket, "capture-pane", "-p", "-t", "main"]).lines
@@ -374,6 +382,28 @@ final class Tmux {
       }
     }
   }
+}
+
+extension Tmux {
+  /// Types a command line that runs `liststore --db DATABASE ARGUMENTS` with its process id
+  /// saved in `pid.txt` (`exec` keeps the shell's), the terminal's settings in `before.txt`
+  /// and `after.txt` around it, and `exit=STATUS` echoed after it.
+  func typeRecordingPID(database: String, _ arguments: String, in folder: TemporaryDirectory)
+    throws
+  {
+    try? FileManager.default.removeItem(atPath: folder.file("after.txt"))
+    try? FileManager.default.removeItem(atPath: folder.file("pid.txt"))
+    try type(
+      "clear; stty -g > before.txt; sh -c 'echo $$ > pid.txt; exec \"$0\" --db \"$1\" "
+        + "\(arguments)' '\(liststoreBinary)' '\(database)'; echo \"exit=$?\"; stty -g > after.txt")
+  }
+}
+
+/// The process id a command typed by ``Tmux/typeRecordingPID(database:_:in:)`` saved, once
+/// the program shows that it runs.
+func recordedPID(in folder: TemporaryDirectory) throws -> Int32 {
+  let text = String(decoding: fileBytes(folder.file("pid.txt")) ?? Data(), as: UTF8.self)
+  return try #require(Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)))
 }
 
 /// Runs a program that starts a daemon (`tmux new-session` starts the tmux server) and waits
@@ -524,15 +554,9 @@ struct CountersTerminalTests {
     let tmux = try Tmux(tmux: tmuxPath ?? "tmux", directory: folder.path)
     // Signals from outside: the handler restores the terminal and exits with 128 + signal.
     for (number, status) in [(SIGTERM, 143), (SIGHUP, 129), (SIGINT, 130)] {
-      try? FileManager.default.removeItem(atPath: folder.file("after.txt"))
-      try? FileManager.default.removeItem(atPath: folder.file("pid.txt"))
-      try tmux.type(
-        "clear; stty -g > before.txt; sh -c 'echo $$ > pid.txt; exec \"$0\" --db \"$1\" counters' "
-          + "'\(liststoreBinary)' '\(db)'; echo \"exit=$?\"; stty -g > after.txt")
+      try tmux.typeRecordingPID(database: db, "counters", in: folder)
       try tmux.waitFor(line: "Counters in \"counters\": 0 counters")
-      let pidText = String(decoding: fileBytes(folder.file("pid.txt")) ?? Data(), as: UTF8.self)
-      let pid = try #require(Int32(pidText.trimmingCharacters(in: .whitespacesAndNewlines)))
-      #expect(kill(pid, number) == 0)
+      #expect(kill(try recordedPID(in: folder), number) == 0)
       try expectTerminalRestored(exit: status, in: tmux)
     }
 

@@ -3,7 +3,7 @@ import Observable2D
 import Testing
 
 @Suite struct ChangesetApplyTests {
-  /// The state of `spec/cli.md`'s example before its changeset.
+  /// The state of the design notes' example (`spec/cli.md`) before its changeset.
   let old: [TestSection] = [
     makeSection(1, "A", [10, 11, 12]),
     makeSection(5, "B", [20, 21]),

@@ -31,7 +31,7 @@ struct PlainSection<Metadata, Item> {
   }
 }
 
-/// Independent check of every rule of `spec/changesets.md`, written naively over plain arrays
+/// Independent check of every rule of `docs/changesets.md`, written naively over plain arrays
 /// (no `ItemList`, no `validate`), so that it cross-checks the library. Returns the broken rules.
 func ruleViolations<Metadata: Equatable & Sendable, Item: Equatable & Sendable>(
   of changeset: Changeset<Metadata, Item>,

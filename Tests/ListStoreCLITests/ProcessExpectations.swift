@@ -1,0 +1,24 @@
+import TestSupport
+import Testing
+
+/// A command that succeeded: status 0 and nothing on standard error.
+func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
+  #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
+  #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
+}
+
+/// A runtime failure: status 1, one `error:` line holding each of `texts`, nothing on
+/// standard output.
+func expectFailure(
+  _ result: ProcessResult, containing texts: String...,
+  sourceLocation: SourceLocation = #_sourceLocation
+) {
+  #expect(result.status == 1, "\(result)", sourceLocation: sourceLocation)
+  #expect(result.stdout.isEmpty, "\(result)", sourceLocation: sourceLocation)
+  let lines = result.stderr.split(separator: "\n")
+  #expect(
+    lines.count == 1 && lines[0].hasPrefix("error: "), "\(result)", sourceLocation: sourceLocation)
+  for text in texts {
+    #expect(result.stderr.contains(text), "\(result)", sourceLocation: sourceLocation)
+  }
+}
