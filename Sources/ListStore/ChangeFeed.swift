@@ -205,30 +205,38 @@ final class ChangeFeed: Sendable {
 
   // MARK: - Writes through the repository
 
-  /// Runs `write` — a write transaction on `db`, which calls `stage` after its work and
-  /// before its `COMMIT` — with the feed's state locked, and applies what was staged
-  /// once the transaction committed. Returns the observers to ``deliver(_:)`` to once
+  /// Commits the write transaction open on `db` with `commit`, staging the observers'
+  /// changes first: with the feed's state locked, it reads the new log entries and the
+  /// rows they touched through `db` (which sees them), commits, and applies what was
+  /// staged once the commit succeeded. Returns the observers to ``deliver(_:)`` to once
   /// every lock is released.
-  func observing<Result: Sendable>(
-    _ write: (_ stage: () -> Void) throws -> Result, db: Connection
-  ) throws -> (result: Result, observers: [any FeedObserver]) {
-    guard observerCount.load(ordering: .acquiring) > 0 else { return (try write {}, []) }
+  ///
+  /// The lock is taken only now, not while the transaction's work ran, so that work may
+  /// observe lists or read freely.
+  /// - Throws: What `commit` throws; nothing is applied then.
+  func committing(db: Connection, _ commit: () throws -> Void) throws -> [any FeedObserver] {
+    guard observerCount.load(ordering: .acquiring) > 0 else {
+      try commit()
+      return []
+    }
     return try state.withLock { _ in
       let live = liveObservers()
-      guard !live.isEmpty else { return (try write {}, []) }
-      var installs: [() -> Void] = []
-      var failure: (any Error)?
-      readAgain = false
-      let result = try write {
-        // A failure to read the log must not undo the write: the observers stay where
-        // they were, and read again once it is committed.
-        do { installs = try stage(live, db: db) } catch { failure = error }
+      guard !live.isEmpty else {
+        try commit()
+        return []
       }
+      readAgain = false
+      var installs: [() -> Void] = []
+      // A failure to read the log must not undo the write: the observers stay where
+      // they were, and read again once it is committed.
+      var failure: (any Error)?
+      do { installs = try stage(live, db: db) } catch { failure = error }
+      try commit()
       // Committed: the staged state is the database's now.
       for install in installs { install() }
       if let failure { failed(failure, observers: live) }
       noteProcessed()
-      return (result, live)
+      return live
     }
   }
 

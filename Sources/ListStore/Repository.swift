@@ -2,6 +2,12 @@ import FoundationEssentials
 import SQLiteKit
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A ListStore database: named lists of sections of items in one SQLite file.
 ///
 /// Every write is one `BEGIN IMMEDIATE` transaction: it happens whole or not at all,
@@ -33,6 +39,9 @@ public final class Repository: Sendable {
   private let feedStorage = Mutex<ChangeFeed?>(nil)
   /// Writes since the change log was last pruned.
   private let writesSincePruning = Atomic<Int>(0)
+  /// The thread running a write transaction on `connection` (0 for none), so that
+  /// reads and writes it makes from inside join that transaction.
+  private let batchThread = Atomic<UInt>(0)
   /// Whether observers notice other processes' commits on their own (else only
   /// through ``synchronizeObservers()`` and this repository's writes).
   private let watchesDatabase: Bool
@@ -112,59 +121,78 @@ public final class Repository: Sendable {
 
   /// Runs `body` with the connection in a read transaction (one consistent state);
   /// SQLite errors are mapped to ``ListStoreError``. The result is made and returned on
-  /// the caller's thread, so it need not be `Sendable`.
+  /// the caller's thread, so it need not be `Sendable`. Inside a batch (``write(_:)``)
+  /// on this thread, it reads in the batch's transaction, seeing its writes.
   func read<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result {
-    var outcome: Swift.Result<Result, any Error> = .failure(
-      ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
-    lock.withLock { _ in
-      outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
-    }
     do {
+      if batchThread.load(ordering: .acquiring) == currentThreadID() {
+        return try connection.transaction(.deferred) { try body(connection) }
+      }
+      var outcome: Swift.Result<Result, any Error> = .failure(
+        ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
+      lock.withLock { _ in
+        outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
+      }
       return try outcome.get()
     } catch {
       throw mapped(error)
     }
   }
 
-  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws; errors
+  /// are mapped to ``ListStoreError``.
   ///
   /// When lists of this repository are observed, the transaction also reads what it
   /// changed, just before its `COMMIT`, and the observers' arrays apply it once the
   /// commit succeeded; their events are delivered after every lock is released and
   /// before this returns (see ``StoredList/observe(undecodable:)`` for the one
-  /// exception: a write from inside an observer's callback).
+  /// exception: a write from inside an observer's callback). Inside a batch on this
+  /// thread, it runs in a savepoint of the batch's transaction instead.
   func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
     -> Result
   {
-    let feed = feedStorage.withLock { $0 }
-    let outcome: (result: Result, observers: [any FeedObserver])
     do {
-      outcome = try lock.withLock { _ throws -> (result: Result, observers: [any FeedObserver]) in
-        if isReadOnly { throw ListStoreError.readOnly(path: path) }
-        let outcome: (result: Result, observers: [any FeedObserver])
-        if let feed {
-          outcome = try feed.observing(
-            { stage in
-              try connection.transaction(.immediate) {
-                let result = try body(connection)
-                stage()
-                return result
-              }
-            }, db: connection)
-        } else {
-          outcome = (try connection.transaction(.immediate) { try body(connection) }, [])
-        }
-        if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
-          writesSincePruning.store(0, ordering: .relaxed)
-          // Best effort: a failure here must not fail the write that just committed.
-          try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
-        }
-        return outcome
-      }
+      return try transaction(body)
     } catch {
       throw mapped(error)
     }
-    if let feed {
+  }
+
+  /// ``write(_:)`` that leaves errors other than SQLite's as they are.
+  private func transaction<Result: Sendable>(_ body: (Connection) throws -> Result) throws
+    -> Result
+  {
+    let thread = currentThreadID()
+    if batchThread.load(ordering: .acquiring) == thread {
+      // A write inside a batch: part of the batch's transaction, undone alone if it fails.
+      return try connection.savepoint { try body(connection) }
+    }
+    let outcome = try lock.withLock {
+      _ throws -> (result: Result, observers: [any FeedObserver], feed: ChangeFeed?) in
+      if isReadOnly { throw ListStoreError.readOnly(path: path) }
+      batchThread.store(thread, ordering: .releasing)
+      defer { batchThread.store(0, ordering: .releasing) }
+      try connection.begin(.immediate)
+      let outcome: (result: Result, observers: [any FeedObserver], feed: ChangeFeed?)
+      do {
+        let result = try body(connection)
+        // The feed as it is now: `body` may have started observing.
+        let feed = feedStorage.withLock { $0 }
+        let observers = try feed?.committing(db: connection) { try connection.commit() }
+        if feed == nil { try connection.commit() }
+        outcome = (result, observers ?? [], feed)
+      } catch {
+        connection.rollback()
+        throw error
+      }
+      if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
+        writesSincePruning.store(0, ordering: .relaxed)
+        // Best effort: a failure here must not fail the write that just committed.
+        try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
+      }
+      return outcome
+    }
+    if let feed = outcome.feed {
       feed.deliver(outcome.observers)
       // An observer that could not read the log with this write reads it now.
       if feed.needsRefresh { feed.refresh() }
@@ -231,6 +259,43 @@ public final class Repository: Sendable {
     case let error as SQLiteError: ListStoreError(error, path: path, busyTimeout: busyTimeout)
     case let error as PositionKey.InvalidKey: .malformedPosition(error.description)
     default: .sqlite(SQLiteError(code: .error, message: "\(error)"))
+    }
+  }
+}
+
+// MARK: - Batches
+
+extension Repository {
+  /// Runs several writes — to any lists of this repository — as one transaction: all
+  /// of them happen, or, when `body` throws, none does.
+  ///
+  /// Every mutation, read and observation call made from inside `body`, on the thread
+  /// running it, joins the transaction: reads see the batch's own writes, and a write
+  /// that fails is undone alone (a savepoint), so `body` may catch its error and go on.
+  /// A batch inside a batch is a savepoint too. Observers see the batch as one
+  /// changeset per list, delivered once it is committed, before this returns; a batch
+  /// that is rolled back emits nothing.
+  ///
+  /// ```swift
+  /// try repository.write {
+  ///   try cities.appendItem(City(name: "Rome"), toSection: 0)
+  ///   try cities.removeItem(at: IndexPath(item: 0, section: 0))
+  ///   try towns.appendSection(SectionMetadata(header: "Villages"))
+  /// }
+  /// ```
+  ///
+  /// Other threads' writes wait until the batch ends. Do not hand the batch's work to
+  /// another thread and wait for it: that thread's writes would wait for the batch.
+  /// - Parameter body: The writes.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws (the batch is then rolled back), or
+  ///   ``ListStoreError`` when the transaction cannot begin or commit.
+  @discardableResult
+  public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
+    do {
+      return try transaction { _ in try body() }
+    } catch let error as SQLiteError {
+      throw mapped(error)
     }
   }
 }
@@ -355,4 +420,13 @@ extension Repository {
       return result
     }
   }
+}
+
+/// An id of the calling thread, never 0.
+func currentThreadID() -> UInt {
+  #if canImport(Glibc)
+    UInt(pthread_self())
+  #else
+    UInt(bitPattern: pthread_self())
+  #endif
 }

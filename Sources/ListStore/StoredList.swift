@@ -43,6 +43,28 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     try repository.read { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
   }
 
+  /// Runs several writes as one transaction: see ``Repository/write(_:)``, which this
+  /// calls after checking that the list still exists. Writes to other lists of the same
+  /// repository may be part of it too.
+  ///
+  /// ```swift
+  /// try cities.write {
+  ///   let rome = try cities.appendItem(City(name: "Rome"), toSection: 0)
+  ///   try cities.moveItem(id: rome, to: IndexPath(item: 0, section: 0))
+  /// }  // observers get one changeset: Rome inserted at 0:0
+  /// ```
+  /// - Parameter body: The writes.
+  /// - Returns: What `body` returns.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, what `body` throws (everything is
+  ///   then rolled back), or ``ListStoreError`` when the transaction cannot commit.
+  @discardableResult
+  public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
+    try repository.write {
+      try read { _ in () }
+      return try body()
+    }
+  }
+
   private static func split(_ indexPath: IndexPath) throws(ListStoreError) -> (
     section: Int, row: Int
   ) {
