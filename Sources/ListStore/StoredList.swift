@@ -26,7 +26,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// The list's name when the handle was made.
   public let name: String
 
-  private func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
+  private func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
+    throws(ListStoreError)
     -> Result
   {
     try repository.write { db in
@@ -242,7 +243,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func insert(item: Item, before neighbor: Int64) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(item)
-    return try writeRows { rows in try rows.insertItem(value: json, nextTo: neighbor, after: false) }
+    return try writeRows { rows in try rows.insertItem(value: json, nextTo: neighbor, after: false)
+    }
   }
 
   /// Deletes the item at `indexPath`.
@@ -315,7 +317,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func replaceItem(at indexPath: IndexPath, with item: Item) throws(ListStoreError) {
     let (section, row) = try Self.split(indexPath)
     let json = try ValueCoder.encode(item)
-    try writeRows { rows in try rows.setValue(json, itemID: rows.itemID(section: section, row: row)) }
+    try writeRows { rows in try rows.setValue(json, itemID: rows.itemID(section: section, row: row))
+    }
   }
 
   /// Replaces an item's value.
