@@ -168,7 +168,10 @@ public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
       (.databaseMissing, [["database \"", "\" does not exist"]]),
       (
         .tooManyConnections,
-        [["too many clients already"], ["remaining connection slots are reserved"]]
+        [
+          ["too many clients already"], ["too many connections for"],
+          ["remaining connection slots are reserved"],
+        ]
       ),
       (
         .authenticationFailed,
