@@ -62,7 +62,8 @@ import Testing
     let names = try Set(databases.map { try #require($0.parameter("dbname")) })
     #expect(names.count == 5)
     print(
-      "TestPostgresServer: initdb \(server.initdbDuration), start \(server.startDuration), "
+      "TestPostgresServer: initdb \(server.initdbDuration), copy \(server.copyDuration), "
+        + "start \(server.startDuration), "
         + "clones \(durations)")
   }
 

@@ -153,14 +153,17 @@ import Testing
   @Test func deadlockVictimIsReported() throws {
     let (db, connectionString) = try freshDatabase()
     try db.execute("CREATE TABLE t(id int PRIMARY KEY, x int); INSERT INTO t VALUES (1, 0), (2, 0)")
+    let holdsOne = Signal()
     let holdsTwo = Signal()
-    // The other session locks row 2, then row 1; this one row 1, then row 2.
+    // Each session locks its first row and waits until the other holds its own, then
+    // asks for the other's: a deadlock whatever the timing.
     let other = BackgroundThread { () throws -> PGError.Kind? in
       let connection = try PGConnection(connectionString)
       try connection.execute("SET deadlock_timeout = '20ms'")
       do {
         try connection.transaction {
           try connection.run("UPDATE t SET x = 2 WHERE id = 2")
+          try holdsOne.wait()
           holdsTwo.signal()
           try connection.run("UPDATE t SET x = 2 WHERE id = 1")
         }
@@ -174,6 +177,7 @@ import Testing
     do {
       try db.transaction {
         try db.run("UPDATE t SET x = 1 WHERE id = 1")
+        holdsOne.signal()
         try holdsTwo.wait()
         try db.run("UPDATE t SET x = 1 WHERE id = 2")
       }

@@ -69,20 +69,20 @@ public final class TestPostgresServer: Sendable {
   public let dataDirectory: String
   /// The port: the socket's name and, with TCP, the port on 127.0.0.1.
   public let port: Int
-  /// How long `initdb` took.
+  /// How long this process's one `initdb` took (every server is a copy of its result).
   public let initdbDuration: Duration
+  /// How long copying the `initdb` result into this server's folder took.
+  public let copyDuration: Duration
   /// How long the first `pg_ctl start` took, until the server accepted connections.
   public let startDuration: Duration
 
   private let binaries: Binaries
-  /// Everything that changes the server, serialized.
+  /// Starting, stopping and making templates, serialized.
   private let state: Mutex<State>
   /// Numbers the names made for databases and roles.
   private let counter = Atomic<Int>(0)
 
   private struct State {
-    /// The connection to the `postgres` database that creates databases and roles.
-    var admin: PGConnection?
     /// The templates made so far.
     var templates: Set<String> = []
     var isStopped = false
@@ -227,15 +227,11 @@ public final class TestPostgresServer: Sendable {
   /// - Throws: ``Failure`` when `initdb` or `pg_ctl start` fails.
   public static func start(_ options: Options = Options()) throws(Failure) -> TestPostgresServer {
     let binaries = try discoveredBinaries.get()
-    var template = Array("/tmp/lspg.XXXXXX".utf8CString)
-    let folder = template.withUnsafeMutableBufferPointer { buffer -> String? in
-      guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-      return String(cString: base)
-    }
-    guard let folder else { throw Failure("cannot create a folder in /tmp: errno \(errno)") }
-    if let owner = binaries.owner { chown(folder, owner.uid, owner.gid) }
+    let pristine = try pristineCluster(binaries)
+    let folder = try makeFolder(owner: binaries.owner)
     do {
-      return try TestPostgresServer(options: options, folder: folder, binaries: binaries)
+      return try TestPostgresServer(
+        options: options, folder: folder, binaries: binaries, pristine: pristine)
     } catch {
       // Keep the logs of a failed start for the message, then clean up.
       let logs =
@@ -246,22 +242,65 @@ public final class TestPostgresServer: Sendable {
     }
   }
 
-  private init(options: Options, folder: String, binaries: Binaries) throws(Failure) {
+  /// A new folder `/tmp/lspg.XXXXXX`, owned by the server's user.
+  private static func makeFolder(owner: (uid: uid_t, gid: gid_t)?) throws(Failure) -> String {
+    var template = Array("/tmp/lspg.XXXXXX".utf8CString)
+    let folder = template.withUnsafeMutableBufferPointer { buffer -> String? in
+      guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+      return String(cString: base)
+    }
+    guard let folder else { throw Failure("cannot create a folder in /tmp: errno \(errno)") }
+    if let owner { chown(folder, owner.uid, owner.gid) }
+    return folder
+  }
+
+  /// A data directory fresh from `initdb`, made once per process (removed at exit)
+  /// and copied for every server: copying costs a fraction of running `initdb` again.
+  private struct Pristine: Sendable {
+    var dataDirectory: String
+    var initdbDuration: Duration
+  }
+
+  private static let pristine = Mutex<Result<Pristine, Failure>?>(nil)
+
+  private static func pristineCluster(_ binaries: Binaries) throws(Failure) -> Pristine {
+    try pristine.withLock { (made: inout Result<Pristine, Failure>?) throws(Failure) in
+      if let made { return try made.get() }
+      let result = Result { () throws(Failure) in
+        let folder = try makeFolder(owner: binaries.owner)
+        running.withLock { $0[folder] = [] }
+        let clock = ContinuousClock()
+        let started = clock.now
+        try runChecked(
+          binaries.command(
+            "initdb",
+            [
+              "-D", folder + "/data", "-A", "trust", "-U", superuser, "--no-sync", "-E", "UTF8",
+              "--locale=C.UTF-8",
+            ]), log: folder + "/commands.log")
+        return Pristine(
+          dataDirectory: folder + "/data", initdbDuration: started.duration(to: clock.now))
+      }
+      made = result
+      return try result.get()
+    }
+  }
+
+  private init(options: Options, folder: String, binaries: Binaries, pristine: Pristine)
+    throws(Failure)
+  {
     self.options = options
     self.folder = folder
     self.binaries = binaries
     dataDirectory = folder + "/data"
     state = Mutex(State())
+    initdbDuration = pristine.initdbDuration
     let clock = ContinuousClock()
     var started = clock.now
+    // `cp -a` keeps the owner (as root) and the 0700 mode the server insists on.
     try Self.runChecked(
-      binaries.command(
-        "initdb",
-        [
-          "-D", folder + "/data", "-A", "trust", "-U", Self.superuser, "--no-sync",
-          "-E", "UTF8", "--locale=C.UTF-8",
-        ]), log: folder + "/commands.log")
-    initdbDuration = started.duration(to: clock.now)
+      ["/bin/cp", "-a", pristine.dataDirectory, folder + "/data"], log: folder + "/commands.log")
+    copyDuration = started.duration(to: clock.now)
     // Whatever was configured, a port the kernel just handed out is very likely free;
     // when another process took it meanwhile, the start fails and a new one is tried.
     var port = 0
@@ -295,7 +334,6 @@ public final class TestPostgresServer: Sendable {
     let wasRunning = state.withLock { state in
       let wasRunning = !state.isStopped
       state.isStopped = true
-      state.admin = nil
       return wasRunning
     }
     guard wasRunning else { return }
@@ -313,7 +351,6 @@ public final class TestPostgresServer: Sendable {
   public func restart() throws {
     try state.withLock { state in
       guard !state.isStopped else { throw Failure("the server was stopped") }
-      state.admin = nil
       try Self.runChecked(
         binaries.command("pg_ctl", ["-w", "-D", dataDirectory, "-m", "fast", "stop"]),
         log: commandLog)
@@ -413,7 +450,8 @@ public final class TestPostgresServer: Sendable {
 
   // MARK: - Stopping at exit
 
-  /// The stop command and folder of every running server, for the `atexit` handler.
+  /// The folder of every running server and of the `initdb` result, with the command
+  /// that stops the server (none for the `initdb` result), for the `atexit` handler.
   private static let running = Mutex<[String: [String]]>([:])
 
   private static let installExitHandler: Void = {
@@ -423,7 +461,7 @@ public final class TestPostgresServer: Sendable {
         return running
       }
       for (folder, stop) in servers {
-        Subprocess.runAtExit(stop)
+        if !stop.isEmpty { Subprocess.runAtExit(stop) }
         try? FileManager.default.removeItem(atPath: folder)
       }
     }
@@ -477,7 +515,7 @@ public final class TestPostgresServer: Sendable {
   }
 
   /// Runs a statement as the superuser on the `postgres` database, such as
-  /// `SELECT pg_terminate_backend($1)`. Calls are serialized with database creation.
+  /// `SELECT pg_terminate_backend($1)`, on a connection of its own.
   /// - Parameters:
   ///   - sql: A single SQL statement with `$n` parameters.
   ///   - values: One value per parameter.
@@ -485,20 +523,15 @@ public final class TestPostgresServer: Sendable {
   /// - Throws: ``PGError`` from the server, or ``Failure`` when the server was stopped.
   @discardableResult
   public func superuserQuery(_ sql: String, _ values: any PGBindable...) throws -> PGResult {
-    // Sendable values only cross into the lock, so the connection stays inside it.
-    let parameters = values.map(\.postgresParameter)
-    return try state.withLock { state in
-      try adminConnection(&state).query(sql, parameters: parameters)
-    }
+    try adminConnection().query(sql, parameters: values)
   }
 
-  /// The admin connection, opened (again) when needed; call with `state` locked.
-  private func adminConnection(_ state: inout State) throws -> PGConnection {
-    guard !state.isStopped else { throw Failure("the server was stopped") }
-    if let existing = state.admin, existing.isConnected { return existing }
-    let admin = try PGConnection(connectionString())
-    state.admin = admin
-    return admin
+  /// A new connection to the `postgres` database as the superuser. Each call has its
+  /// own, so that databases are created in parallel (several `CREATE DATABASE …
+  /// TEMPLATE t` may run at once; only a session connected to `t` stops them).
+  private func adminConnection() throws -> PGConnection {
+    guard !state.withLock({ $0.isStopped }) else { throw Failure("the server was stopped") }
+    return try PGConnection(connectionString())
   }
 
   /// A name not used before in this process, such as `db_12`.
@@ -525,7 +558,8 @@ public final class TestPostgresServer: Sendable {
   ) throws -> String {
     try state.withLock { state in
       if state.templates.contains(name) { return name }
-      let admin = try adminConnection(&state)
+      guard !state.isStopped else { throw Failure("the server was stopped") }
+      let admin = try PGConnection(connectionString())
       try admin.execute(Self.createDatabase(name, template: nil, icuLocale: icuLocale))
       do {
         let connection = try PGConnection(connectionString(database: name))
@@ -556,19 +590,17 @@ public final class TestPostgresServer: Sendable {
   public func makeDatabase(template: String? = nil, icuLocale: String? = nil) throws -> String {
     let name = uniqueName("db")
     let sql = Self.createDatabase(name, template: template, icuLocale: icuLocale)
-    try state.withLock { state in
-      let admin = try adminConnection(&state)
-      // CREATE DATABASE … TEMPLATE fails (55006) while a session is connected to the
-      // template; templates made here accept none, and the server itself waits up to
-      // five seconds for stray ones, so only a few attempts are worth making.
-      var attempt = 1
-      while true {
-        do {
-          try admin.execute(sql)
-          return
-        } catch let error as PGError where error.sqlState == "55006" && attempt < 3 {
-          attempt += 1
-        }
+    let admin = try adminConnection()
+    // CREATE DATABASE … TEMPLATE fails (55006) while a session is connected to the
+    // template; templates made here accept none, and the server itself waits up to five
+    // seconds for stray ones, so only a few attempts are worth making.
+    var attempt = 1
+    while true {
+      do {
+        try admin.execute(sql)
+        break
+      } catch let error as PGError where error.sqlState == "55006" && attempt < 3 {
+        attempt += 1
       }
     }
     return connectionString(database: name)
