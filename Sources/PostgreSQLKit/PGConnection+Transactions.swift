@@ -38,7 +38,8 @@ extension PGConnection {
     }
     try execute("BEGIN ISOLATION LEVEL " + (isolation ?? .readCommitted).rawValue)
     transactionDepth += 1
-    defer { transactionDepth -= 1 }
+    // `reset()` inside the body sets the depth to 0: never go below it.
+    defer { transactionDepth = max(0, transactionDepth - 1) }
     let result: Result
     do {
       result = try body()
@@ -67,7 +68,8 @@ extension PGConnection {
     let name = "liststore_\(transactionDepth)"
     try execute("SAVEPOINT " + name)
     transactionDepth += 1
-    defer { transactionDepth -= 1 }
+    // `reset()` inside the body sets the depth to 0: never go below it.
+    defer { transactionDepth = max(0, transactionDepth - 1) }
     let result: Result
     do {
       result = try body()

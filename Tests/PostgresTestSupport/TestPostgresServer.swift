@@ -14,7 +14,9 @@ import Synchronization
 /// a fresh database each from a template they prepared once:
 ///
 /// ```swift
-/// @Suite(.enabled(if: TestPostgresServer.testsEnabled, TestPostgresServer.skipComment))
+/// @Suite(
+///   .enabled(
+///     if: TestPostgresServer.testsEnabled, Comment(rawValue: TestPostgresServer.skipComment)))
 /// struct MyTests {
 ///   @Test func works() throws {
 ///     let server = try TestPostgresServer.shared()
@@ -25,7 +27,8 @@ import Synchronization
 /// }
 /// ```
 ///
-/// The server binaries come from `pg_config --bindir` (they are not on `PATH`). As
+/// The server binaries come from `pg_config --bindir` (they are not on `PATH`), else
+/// from the newest `/usr/lib/postgresql/N/bin`, or from `$LISTSTORE_POSTGRES_BINDIR`. As
 /// root, they run as the `postgres` user through `runuser`, since `initdb` refuses
 /// root. The server listens on a Unix socket in its folder (short: socket paths over
 /// 107 bytes fail) and, with ``Options/acceptsPasswordsOverTCP``, on 127.0.0.1 with
@@ -140,12 +143,18 @@ public final class TestPostgresServer: Sendable {
   private static func discoverBinaries() -> Result<Binaries, Failure> {
     let install = "install them with `\(installCommand)`"
     var candidates: [String] = []
-    if let directory = pgConfigBindir() { candidates.append(directory) }
+    if let directory = ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"] {
+      // Another installation's programs; then only those.
+      candidates.append(directory)
+    } else if let directory = pgConfigBindir() {
+      candidates.append(directory)
+    }
     // Debian keeps each major version's binaries apart; newest first.
     let versions =
       (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))
       ?? []
-    for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
+    for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) })
+    where ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"] == nil {
       candidates.append("/usr/lib/postgresql/\(version)/bin")
     }
     let programs = ["initdb", "pg_ctl", "postgres"]
@@ -157,7 +166,9 @@ public final class TestPostgresServer: Sendable {
       return .failure(
         Failure(
           "PostgreSQL's server programs (initdb, pg_ctl, postgres) were not found in "
-            + "`pg_config --bindir` or /usr/lib/postgresql/*/bin; \(install)"))
+            + (ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"].map {
+              "$LISTSTORE_POSTGRES_BINDIR (\($0))"
+            } ?? "`pg_config --bindir` or /usr/lib/postgresql/*/bin") + "; \(install)"))
     }
     guard geteuid() == 0 else { return .success(Binaries(directory: directory, runAs: [])) }
     // initdb refuses root: run the server programs as `postgres`.
@@ -644,7 +655,13 @@ public final class TestPostgresServer: Sendable {
     var sql = "CREATE ROLE \(PGConnection.quoteIdentifier(name)) LOGIN"
     if let password { sql += " PASSWORD \(PGConnection.quoteLiteral(password))" }
     if !attributes.isEmpty { sql += " " + attributes }
-    try superuserQuery(sql)
+    do {
+      try superuserQuery(sql)
+    } catch var error as PGError {
+      // The statement holds the password: keep it out of the error.
+      error.sql = password == nil ? sql : "CREATE ROLE \(name) … PASSWORD ***"
+      throw error
+    }
     return name
   }
 }
