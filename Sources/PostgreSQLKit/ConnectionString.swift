@@ -39,11 +39,11 @@ enum ConnectionString {
     return found.filter { !$0.isEmpty }
   }
 
-  /// `message` with every occurrence of a password of `connectionString` replaced.
-  static func scrub(_ message: String, passwordsOf connectionString: String) -> String {
+  /// `message` with every occurrence of the passwords replaced.
+  static func scrub(_ message: String, passwords: [String]) -> String {
     var message = message
     // Longest first, so that a password containing another is replaced whole.
-    for password in passwords(in: connectionString).sorted(by: { $0.count > $1.count }) {
+    for password in passwords.sorted(by: { $0.count > $1.count }) {
       message = message.replacing(password, with: mask)
     }
     return message
@@ -122,8 +122,8 @@ enum ConnectionString {
     var utf8 = Array(text.utf8)[...]
     while let byte = utf8.popFirst() {
       if byte == UInt8(ascii: "%"), utf8.count >= 2,
-        let high = hexValue(utf8[utf8.startIndex]),
-        let low = hexValue(utf8[utf8.startIndex + 1])
+        let high = hexDigitValue(utf8[utf8.startIndex]),
+        let low = hexDigitValue(utf8[utf8.startIndex + 1])
       {
         bytes.append(high << 4 | low)
         utf8 = utf8.dropFirst(2)
@@ -132,15 +132,6 @@ enum ConnectionString {
       }
     }
     return String(decoding: bytes, as: UTF8.self)
-  }
-
-  private static func hexValue(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
   }
 
   // MARK: - Keyword/value strings

@@ -51,8 +51,9 @@ public final class PGConnection {
   /// The connection string it was opened with, its password replaced by `***`.
   public let redactedConnectionString: String
 
-  /// The passwords of the connection string, scrubbed from libpq's messages.
-  private let connectionString: String
+  /// The passwords of the connection string (not the string itself), scrubbed from
+  /// libpq's messages.
+  private let passwords: [String]
 
   /// Whether ``close()`` ran.
   public private(set) var isClosed = false
@@ -78,7 +79,7 @@ public final class PGConnection {
   ///   `.authenticationFailed`, `.databaseMissing`, `.tooManyConnections`, … Its
   ///   message never contains the password.
   public init(_ connectionString: String) throws {
-    self.connectionString = connectionString
+    passwords = ConnectionString.passwords(in: connectionString)
     redactedConnectionString = ConnectionString.redacted(connectionString)
     let given = try Self.keywords(in: connectionString)
     var keywords: [String] = []
@@ -97,7 +98,7 @@ public final class PGConnection {
       throw PGError(kind: .other, message: "libpq could not allocate a connection")
     }
     guard PQstatus(handle) == CONNECTION_OK else {
-      let message = Self.errorMessage(handle, passwordsOf: connectionString)
+      let message = Self.errorMessage(handle, passwords: passwords)
       PQfinish(handle)
       throw PGError(kind: PGError.kind(forConnectionFailure: message), message: message)
     }
@@ -134,7 +135,8 @@ public final class PGConnection {
       var message = "the connection string cannot be parsed"
       if let error {
         message = ConnectionString.scrub(
-          trimmed(String(cString: error)), passwordsOf: connectionString)
+          trimmed(String(cString: error)),
+          passwords: ConnectionString.passwords(in: connectionString))
         PQfreemem(error)
       }
       throw PGError(
@@ -154,11 +156,9 @@ public final class PGConnection {
   // MARK: - Errors
 
   /// libpq's current message for `handle`, trimmed and scrubbed of passwords.
-  private static func errorMessage(_ handle: OpaquePointer, passwordsOf connectionString: String)
-    -> String
-  {
+  private static func errorMessage(_ handle: OpaquePointer, passwords: [String]) -> String {
     let text = PQerrorMessage(handle).map { String(cString: $0) } ?? ""
-    let message = ConnectionString.scrub(trimmed(text), passwordsOf: connectionString)
+    let message = ConnectionString.scrub(trimmed(text), passwords: passwords)
     return message.isEmpty ? "unknown libpq error" : message
   }
 
@@ -171,7 +171,7 @@ public final class PGConnection {
   func error(from result: OpaquePointer?, sql: String?) -> PGError {
     let connectionBad = PQstatus(handle) != CONNECTION_OK
     guard let result else {
-      let message = Self.errorMessage(handle, passwordsOf: connectionString)
+      let message = Self.errorMessage(handle, passwords: passwords)
       return PGError(kind: connectionBad ? .connectionLost : .other, message: message, sql: sql)
     }
     func field(_ code: UInt8) -> String? {
@@ -182,7 +182,7 @@ public final class PGConnection {
     if message.isEmpty {
       message = PQresultErrorMessage(result).map { Self.trimmed(String(cString: $0)) } ?? ""
     }
-    if message.isEmpty { message = Self.errorMessage(handle, passwordsOf: connectionString) }
+    if message.isEmpty { message = Self.errorMessage(handle, passwords: passwords) }
     var kind = sqlState.map(PGError.kind(forSQLState:)) ?? .other
     if connectionBad { kind = .connectionLost }
     return PGError(
@@ -405,7 +405,7 @@ public final class PGConnection {
     transactionDepth = 0
     PQreset(handle)
     guard PQstatus(handle) == CONNECTION_OK else {
-      let message = Self.errorMessage(handle, passwordsOf: connectionString)
+      let message = Self.errorMessage(handle, passwords: passwords)
       throw PGError(kind: PGError.kind(forConnectionFailure: message), message: message)
     }
     for channel in listeningChannels.sorted() {

@@ -251,7 +251,7 @@ public final class PGResult: @unchecked Sendable {
     bytes.reserveCapacity((text.count - 2) / 2)
     var index = 2
     while index < text.count {
-      guard let high = hexDigit(text[index]), let low = hexDigit(text[index + 1]) else {
+      guard let high = hexDigitValue(text[index]), let low = hexDigitValue(text[index + 1]) else {
         return nil
       }
       bytes.append(high << 4 | low)
@@ -259,13 +259,14 @@ public final class PGResult: @unchecked Sendable {
     }
     return bytes
   }
+}
 
-  private static func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
+/// The value of a hexadecimal digit, or `nil` for another byte.
+func hexDigitValue(_ byte: UInt8) -> UInt8? {
+  switch byte {
+  case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+  case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+  case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+  default: return nil
   }
 }
