@@ -1,4 +1,5 @@
 import Dispatch
+import ReactiveCore
 import SQLiteKit
 import Synchronization
 
@@ -50,7 +51,7 @@ final class ChangeFeed: Sendable {
   private let mode: Connection.OpenMode
 
   /// Orders every reading of the log and every change to observers' state.
-  private let state = Mutex<Void>(())
+  private let state = Locked<Void>(())
   /// Touched only while `state` is locked.
   private nonisolated(unsafe) let connection: Connection
   /// Touched only while `state` is locked.
@@ -63,13 +64,13 @@ final class ChangeFeed: Sendable {
 
   /// A second connection, used only on the watcher's queue for its cheap check.
   private nonisolated(unsafe) let watcherConnection: Connection?
-  private let watcher = Mutex<DatabaseWatcher?>(nil)
+  private let watcher = Locked<DatabaseWatcher?>(nil)
   private let watchesDatabase: Bool
 
   /// Where this process's observers have read, for other processes' pruning.
-  private let readerRecord = Mutex<ReaderRecord>(ReaderRecord())
+  private let readerRecord = Locked<ReaderRecord>(ReaderRecord())
   /// The delay before the next retry after a transient failure; zero when none failed.
-  private let retryDelay = Mutex<Duration>(.zero)
+  private let retryDelay = Locked<Duration>(.zero)
 
   /// The rows read by the last staging that applied log entries, for tests and
   /// benchmarks.
@@ -362,7 +363,7 @@ final class ChangeFeed: Sendable {
 /// This process's row in `change_log_readers`, written through a connection of its
 /// own that never waits long for the write lock: the row is a hint for pruning, and
 /// pruning past a reader only makes that reader reload.
-private struct ReaderRecord: ~Copyable {
+private struct ReaderRecord {
   /// Opened on first use.
   var connection: Connection?
   var id: Int64?

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import ReactiveCore
 import SQLiteKit
 import Synchronization
 
@@ -32,11 +33,11 @@ public final class Repository: Sendable {
   public let isReadOnly: Bool
 
   /// Serialises every use of `connection`.
-  private let lock = Mutex<Void>(())
+  private let lock = Locked<Void>(())
   /// Touched only inside `lock.withLock`, which makes the repository `Sendable`.
   private nonisolated(unsafe) let connection: Connection
   /// The change feed, made by the first observation.
-  private let feedStorage = Mutex<ChangeFeed?>(nil)
+  private let feedStorage = Locked<ChangeFeed?>(nil)
   /// Writes since the change log was last pruned.
   private let writesSincePruning = Atomic<Int>(0)
   /// The thread running a write transaction on `connection` (0 for none), so that

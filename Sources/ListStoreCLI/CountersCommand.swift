@@ -1,7 +1,6 @@
 import Counters
 import ListStore
 import ReactiveCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -217,7 +216,7 @@ final class CountersScreen {
       var readFailure: String?
     }
 
-    let contents = Mutex(Contents())
+    let contents = Locked(Contents())
   }
 
   let controller: CountersController

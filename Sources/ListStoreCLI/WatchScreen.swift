@@ -1,6 +1,6 @@
 import ListStore
 import Observable2D
-import Synchronization
+import ReactiveCore
 
 #if canImport(Glibc)
   import Glibc
@@ -125,7 +125,7 @@ final class WatchScreenLoop: WatchPrinter, Sendable {
   }
 
   let name: String
-  private let inbox = Mutex(Inbox())
+  private let inbox = Locked(Inbox())
   /// Wakes the loop: new rows, an ending, a resize or a signal.
   let waker: Waker
 

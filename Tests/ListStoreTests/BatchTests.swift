@@ -127,7 +127,7 @@ import Testing
     batch.start()
     inside.wait()
     let other = Thread {
-      try? cities.appendItem("other", toSection: 0)
+      _ = try? cities.appendItem("other", toSection: 0)
       order.withLock { $0.append("other") }
     }
     other.start()

@@ -30,12 +30,13 @@ import Testing
   @discardableResult
   func makeCities(_ repository: Repository) throws -> RawList {
     let list = try repository.createList("cities", metadata: RawJSON.self, item: RawJSON.self)
-    for (header, items) in [("Europe", ["Paris", "Berlin"]), ("Asia", ["Tokyo", "Seoul"])] {
-      let section = try list.appendSection(RawJSON("{\"header\":\"\(header)\"}"))
-      _ = section
+    for (index, (header, items)) in [
+      ("Europe", ["Paris", "Berlin"]), ("Asia", ["Tokyo", "Seoul"]),
+    ]
+    .enumerated() {
+      try list.appendSection(RawJSON("{\"header\":\"\(header)\"}"))
+      try list.appendItems(items.map { RawJSON("\"\($0)\"") }, toSection: index)
     }
-    try list.appendItems([RawJSON("\"Paris\""), RawJSON("\"Berlin\"")], toSection: 0)
-    try list.appendItems([RawJSON("\"Tokyo\""), RawJSON("\"Seoul\"")], toSection: 1)
     return list
   }
 
