@@ -24,7 +24,7 @@ import Synchronization
 /// try cities.appendItem("Berlin", toSection: 0)
 /// ```
 public final class Repository: Sendable {
-  /// The database file.
+  /// Where the database is: its file, or for PostgreSQL its URL without the password.
   public let path: String
   /// How long a write waits for another writer's lock before failing.
   public let busyTimeout: Duration
@@ -35,7 +35,9 @@ public final class Repository: Sendable {
   /// Serialises every use of `connection`.
   private let lock = Locked<Void>(())
   /// Touched only inside `lock.withLock`, which makes the repository `Sendable`.
-  private nonisolated(unsafe) let connection: Connection
+  private nonisolated(unsafe) let connection: any DatabaseConnection
+  /// The storage engine: SQLite, or PostgreSQL.
+  let engine: any StorageEngine
   /// The change feed, made by the first observation.
   private let feedStorage = Locked<ChangeFeed?>(nil)
   /// Writes since the change log was last pruned.
@@ -79,24 +81,30 @@ public final class Repository: Sendable {
   /// `watchesDatabase`, other processes' commits reach observers only through
   /// ``synchronizeObservers()`` and this repository's writes, which tests use to
   /// decide how commits are batched.
-  package init(
+  package convenience init(
     path: String, busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool = true,
     maximumPageCount: Int?, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
+    try self.init(
+      engine: SQLiteEngine(path: path), busyTimeout: busyTimeout, readOnly: readOnly,
+      createIfMissing: createIfMissing, maximumPageCount: maximumPageCount,
+      watchesDatabase: watchesDatabase)
+  }
+
+  /// Opens the database `engine` reaches: how every engine's repository is made.
+  package init(
+    engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool,
+    createIfMissing: Bool = true, maximumPageCount: Int? = nil, watchesDatabase: Bool = true
+  ) throws(ListStoreError) {
     self.watchesDatabase = watchesDatabase
-    let connection = try Migrator.open(
-      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
-    if let maximumPageCount {
-      do {
-        _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")
-      } catch {
-        throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
-      }
-    }
-    self.path = path
+    let opened = try engine.openRepository(
+      busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing,
+      maximumPageCount: maximumPageCount)
+    self.engine = engine
+    self.path = engine.location
     self.busyTimeout = busyTimeout
-    self.isReadOnly = connection.isReadOnly
-    self.connection = connection
+    self.isReadOnly = opened.isReadOnly
+    self.connection = opened.connection
   }
 
   /// The database path used when none is given: `$LISTSTORE_DB`, else
@@ -124,15 +132,17 @@ public final class Repository: Sendable {
   /// SQLite errors are mapped to ``ListStoreError``. The result is made and returned on
   /// the caller's thread, so it need not be `Sendable`. Inside a batch (``write(_:)``)
   /// on this thread, it reads in the batch's transaction, seeing its writes.
-  func read<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result {
+  func read<Result>(_ body: (any DatabaseConnection) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
     do {
       if batchThread.load(ordering: .acquiring) == currentThreadID() {
-        return try connection.transaction(.deferred) { try body(connection) }
+        return try connection.transaction(.read) { try body(connection) }
       }
       var outcome: Swift.Result<Result, any Error> = .failure(
         ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
       lock.withLock { _ in
-        outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
+        outcome = Swift.Result { try connection.transaction(.read) { try body(connection) } }
       }
       return try outcome.get()
     } catch {
@@ -149,7 +159,8 @@ public final class Repository: Sendable {
   /// before this returns (see ``StoredList/observe(undecodable:)`` for the one
   /// exception: a write from inside an observer's callback). Inside a batch on this
   /// thread, it runs in a savepoint of the batch's transaction instead.
-  func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
+  func write<Result: Sendable>(_ body: (any DatabaseConnection) throws -> Result)
+    throws(ListStoreError)
     -> Result
   {
     do {
@@ -160,7 +171,8 @@ public final class Repository: Sendable {
   }
 
   /// ``write(_:)`` that leaves errors other than SQLite's as they are.
-  private func transaction<Result: Sendable>(_ body: (Connection) throws -> Result) throws
+  private func transaction<Result: Sendable>(_ body: (any DatabaseConnection) throws -> Result)
+    throws
     -> Result
   {
     let thread = currentThreadID()
@@ -173,7 +185,7 @@ public final class Repository: Sendable {
       if isReadOnly { throw ListStoreError.readOnly(path: path) }
       batchThread.store(thread, ordering: .releasing)
       defer { batchThread.store(0, ordering: .releasing) }
-      try connection.begin(.immediate)
+      try connection.begin(.write)
       let outcome: (result: Result, observers: [any FeedObserver], feed: ChangeFeed?)
       do {
         let result = try body(connection)
@@ -189,7 +201,7 @@ public final class Repository: Sendable {
       if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
         writesSincePruning.store(0, ordering: .relaxed)
         // Best effort: a failure here must not fail the write that just committed.
-        try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
+        try? connection.transaction(.write) { try ChangeLog.prune(db: connection, engine: engine) }
       }
       return outcome
     }
@@ -209,7 +221,7 @@ public final class Repository: Sendable {
     try feedStorage.withLock { feed throws(ListStoreError) -> ChangeFeed in
       if let feed { return feed }
       let made = try ChangeFeed(
-        path: path, busyTimeout: busyTimeout, mode: connection.mode,
+        engine: engine, busyTimeout: busyTimeout, readOnly: isReadOnly,
         watchesDatabase: watchesDatabase)
       feed = made
       return made
@@ -245,21 +257,19 @@ public final class Repository: Sendable {
   /// process) has read.
   /// - Throws: ``ListStoreError`` when the database cannot be written.
   public func pruneChangeLog() throws(ListStoreError) {
-    try write { db in try ChangeLog.prune(db: db) }
+    try write { db in try ChangeLog.prune(db: db, engine: engine) }
   }
 
   /// SQLite's count of rows changed through this repository's connection since it
   /// opened, triggers included (`sqlite3_total_changes`).
   package func totalChanges() throws(ListStoreError) -> Int {
-    try read { db in db.totalChanges }
+    try read { db in (db as? SQLiteDatabase)?.connection.totalChanges ?? 0 }
   }
 
   private func mapped(_ error: any Error) -> ListStoreError {
     switch error {
-    case let error as ListStoreError: error
-    case let error as SQLiteError: ListStoreError(error, path: path, busyTimeout: busyTimeout)
     case let error as PositionKey.InvalidKey: .malformedPosition(error.description)
-    default: .sqlite(SQLiteError(code: .error, message: "\(error)"))
+    default: engine.userError(error, busyTimeout: busyTimeout)
     }
   }
 }
@@ -295,7 +305,7 @@ extension Repository {
   public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
     do {
       return try transaction { _ in try body() }
-    } catch let error as SQLiteError {
+    } catch  where engine.isEngineError(error) {
       throw mapped(error)
     }
   }
@@ -327,8 +337,7 @@ extension Repository {
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
       }
-      try db.run("INSERT INTO lists(name) VALUES (?)", name)
-      return db.lastInsertRowID
+      return try ListRows.insertList(named: name, db: db)
     }
   }
 
@@ -405,7 +414,7 @@ extension Repository {
   public func lists() throws(ListStoreError) -> [ListSummary] {
     try read { db in
       var result: [ListSummary] = []
-      let statement = try db.cachedStatement(
+      let statement = try db.cached(
         """
         SELECT l.id, l.name,
           (SELECT count(*) FROM sections s WHERE s.list_id = l.id),

@@ -490,8 +490,7 @@ extension Repository {
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
       }
-      try db.run("INSERT INTO lists(name) VALUES (?)", name)
-      let rows = try ListRows(db: db, listID: db.lastInsertRowID)
+      let rows = ListRows(db: db, listID: try ListRows.insertList(named: name, db: db))
       for section in contents {
         let sectionID = try rows.insertSection(metadata: section.metadata, at: nil)
         _ = try rows.appendItems(values: section.items, sectionID: sectionID)

@@ -454,7 +454,8 @@ import Testing
     try repository.backup(to: path)
     try Connection(path: path).execute("PRAGMA journal_mode = DELETE")
     let feed = try ChangeFeed(
-      path: path, busyTimeout: .zero, mode: .readWriteCreate, watchesDatabase: false)
+      engine: SQLiteEngine(path: path), busyTimeout: .zero, readOnly: false,
+      watchesDatabase: false)
     let array = try feed.register(list.observer(undecodable: .fail))
     let recorder = ArrayRecorder(array, describe: { $0.text }, header: { $0.text })
     // Another client commits a change, then holds the database locked.
@@ -463,7 +464,7 @@ import Testing
 
     // One observer staged by hand: the read fails, so it reads again later and goes on.
     let (sections, mirror) = try ListObserver<RawJSON, RawJSON>.load(
-      listID: list.id, db: Connection(path: repository.path, mode: .readOnly))
+      listID: list.id, db: SQLiteDatabase(Connection(path: repository.path, mode: .readOnly)))
     let handArray = MutableObservable2DArray(sections)
     let handRecorder = ArrayRecorder(handArray, describe: { $0.text }, header: { $0.text })
     let observer = ListObserver<RawJSON, RawJSON>(
@@ -471,7 +472,7 @@ import Testing
     let entry = ChangeLogEntry(
       seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update, rowID: 1, parent: 1,
       oldParent: 1, oldPosition: "a0")
-    let reader = try Connection(path: path, mode: .readOnly, busyTimeout: .zero)
+    let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
     observer.stage(entries: [entry][...], lastSeq: 1, horizon: 0, db: reader)()
     observer.deliver()
     #expect(observer.needsRead && observer.seq == 0)
