@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
     .library(name: "PostgreSQLKit", targets: ["PostgreSQLKit"]),
+    .library(name: "ListStorePostgreSQL", targets: ["ListStorePostgreSQL"]),
     .executable(name: "liststore", targets: ["liststore"]),
   ],
   targets: [
@@ -49,11 +50,21 @@ let package = Package(
       swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
+    // The PostgreSQL engine: `Repository(url:)`, its migrations, LISTEN-based wake-ups.
+    .target(
+      name: "ListStorePostgreSQL",
+      dependencies: ["ListStore", "PostgreSQLKit", "ReactiveCore"],
+      swiftSettings: crossModuleOptimization,
+      plugins: ["EmbedMigrations"]
+    ),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
     .target(
-      name: "ListStoreCLI", dependencies: ["ListStore", "Counters", "ReactiveCore", "Observable2D"]),
+      name: "ListStoreCLI",
+      dependencies: [
+        "ListStore", "ListStorePostgreSQL", "Counters", "ReactiveCore", "Observable2D",
+      ]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
     // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.
