@@ -71,6 +71,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case connectionLost(location: String)
   /// Any other failure of the database server (PostgreSQL), in its words.
   case server(location: String, message: String)
+  /// The operation does not apply to this kind of database; the text says what to use.
+  case notSupported(String)
 
   /// One sentence: what went wrong, and what to do about it.
   public var description: String {
@@ -143,6 +145,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "lost the connection to the server for \(location); nothing of the interrupted work was kept"
     case .server(let location, let message):
       "\(location): \(message)"
+    case .notSupported(let detail):
+      detail
     }
   }
 }

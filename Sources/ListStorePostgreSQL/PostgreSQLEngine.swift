@@ -80,11 +80,18 @@ struct PostgreSQLEngine: StorageEngine {
   static func userError(_ error: PGError, location: String, busyTimeout: Duration)
     -> ListStoreError
   {
-    let reason = error.message
+    // One line, whatever libpq put in its message.
+    let reason = error.message.split(whereSeparator: \.isNewline)
+      .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+      .joined(separator: " ")
     switch error.kind {
     case .serverUnreachable: return .serverUnreachable(location: location, reason: reason)
     case .authenticationFailed: return .authenticationFailed(location: location)
-    case .databaseMissing: return .databaseNotFound(path: location)
+    case .databaseMissing:
+      return .server(
+        location: location,
+        message:
+          "\(reason); create it first (createdb): ListStore creates its tables, not the database")
     case .permissionDenied: return .permissionDenied(location: location, detail: reason)
     case .connectionLost, .tooManyConnections: return .connectionLost(location: location)
     case .readOnly: return .readOnly(path: location)

@@ -38,7 +38,13 @@ enum PostgreSQLMigrator {
       let version = try schemaVersion(connection, location: location)
       guard version < latestVersion else { return }
       if readOnly { throw ListStoreError.readOnly(path: location) }
-      if version == 0 && !createIfMissing { throw ListStoreError.databaseNotFound(path: location) }
+      if version == 0 && !createIfMissing {
+        throw ListStoreError.server(
+          location: location,
+          message:
+            "this database holds no ListStore lists yet; create one with a command that writes, such as 'liststore list create NAME'"
+        )
+      }
       for migration in migrations where migration.version > version {
         try connection.transaction {
           try connection.query("SELECT pg_advisory_xact_lock($1)", migrationLock)
@@ -63,6 +69,14 @@ enum PostgreSQLMigrator {
     }
   }
 
+  private static func otherProgramsDatabase(_ location: String) -> ListStoreError {
+    .server(
+      location: location,
+      message:
+        "this database holds another program's tables, not ListStore's; choose an empty database or a ListStore one with --db"
+    )
+  }
+
   /// The schema version of the database; 0 for a database without any table of its
   /// own. Throws for one that holds other tables, or a newer schema.
   private static func schemaVersion(_ connection: PGConnection, location: String) throws -> Int {
@@ -74,13 +88,13 @@ enum PostgreSQLMigrator {
       let tables =
         try connection.scalarInt64(
           "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") ?? 0
-      if tables > 0 { throw ListStoreError.notAListStoreDatabase(path: location) }
+      if tables > 0 { throw otherProgramsDatabase(location) }
       return 0
     }
     let result = try connection.query(
       "SELECT application, version FROM liststore_schema WHERE id = 1")
     guard result.rowCount == 1, result.string(row: 0, column: 0) == application else {
-      throw ListStoreError.notAListStoreDatabase(path: location)
+      throw otherProgramsDatabase(location)
     }
     let version = try result.int(row: 0, column: 1)
     if version > latestVersion {
