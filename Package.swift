@@ -39,11 +39,17 @@ let package = Package(
       swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
+    // The `export` JSON reader and the `show` text and JSON writer, shared by the CLI and
+    // ListStoreTesting's fixtures.
+    .target(
+      name: "ListStoreFormats", dependencies: ["ListStore"],
+      swiftSettings: crossModuleOptimization),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
     .target(
-      name: "ListStoreCLI", dependencies: ["ListStore", "Counters", "ReactiveCore", "Observable2D"]),
+      name: "ListStoreCLI",
+      dependencies: ["ListStore", "ListStoreFormats", "Counters", "ReactiveCore", "Observable2D"]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
     // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.
@@ -73,7 +79,7 @@ let package = Package(
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
-      dependencies: ["ListStoreCLI", "ListStore", "TestSupport", "liststore"]
+      dependencies: ["ListStoreCLI", "ListStoreFormats", "ListStore", "TestSupport", "liststore"]
     ),
   ],
   swiftLanguageModes: [.v6]
