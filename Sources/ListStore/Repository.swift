@@ -36,6 +36,8 @@ public final class Repository: Sendable {
   /// Whether observers notice other processes' commits on their own (else only
   /// through ``synchronizeObservers()`` and this repository's writes).
   private let watchesDatabase: Bool
+  /// The private database behind ``inMemoryPath``, removed when the repository goes.
+  private let inMemoryDatabase: InMemoryDatabase?
 
   /// Opens the database at `path`, creating the file and its folders when missing
   /// (unless `createIfMissing` is false) and migrating it to the current schema.
@@ -45,8 +47,15 @@ public final class Repository: Sendable {
   /// let repository = try Repository(path: path, createIfMissing: false)
   /// ```
   ///
+  /// `":memory:"` (``inMemoryPath``) opens a fresh, empty database of this repository's
+  /// own, removed when the repository is released. It is a real database file in a
+  /// private temporary folder — under `/dev/shm`, in memory, where the system has it —
+  /// so it behaves exactly as any other: observers, other connections and other
+  /// processes (given ``path``, which names the file) all work.
+  ///
   /// - Parameters:
-  ///   - path: The database file; ``defaultPath(environment:)`` by default.
+  ///   - path: The database file; ``defaultPath(environment:)`` by default, or
+  ///     ``inMemoryPath``.
   ///   - busyTimeout: How long a write waits for another writer's lock.
   ///   - readOnly: Open without ever writing (the file must exist).
   ///   - createIfMissing: Whether a missing file (and its folders) is created. When
@@ -74,6 +83,9 @@ public final class Repository: Sendable {
     maximumPageCount: Int?, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
     self.watchesDatabase = watchesDatabase
+    let inMemoryDatabase = path == Self.inMemoryPath ? try InMemoryDatabase() : nil
+    let path = inMemoryDatabase?.path ?? path
+    self.inMemoryDatabase = inMemoryDatabase
     let connection = try Migrator.open(
       path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
     if let maximumPageCount {
