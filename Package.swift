@@ -13,6 +13,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "ListStore", targets: ["ListStore"]),
+    .library(name: "ListStoreTesting", targets: ["ListStoreTesting"]),
     .library(name: "Observable2D", targets: ["Observable2D"]),
     .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
@@ -44,6 +45,9 @@ let package = Package(
     .target(
       name: "ListStoreFormats", dependencies: ["ListStore"],
       swiftSettings: crossModuleOptimization),
+    // Helpers for users' test targets (Swift Testing and XCTest): a temporary repository
+    // per test, fixtures, and a changeset recorder with a deterministic `settle()`.
+    .target(name: "ListStoreTesting", dependencies: ["ListStore", "ListStoreFormats"]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
@@ -76,6 +80,8 @@ let package = Package(
     .testTarget(
       name: "ReliabilityTests",
       dependencies: ["ListStore", "SQLiteKit", "TestSupport", "liststore", "liststore-stress"]),
+    // ListStoreTesting used the way a user's test target uses it: only its public API.
+    .testTarget(name: "ListStoreTestingTests", dependencies: ["ListStoreTesting", "ListStore"]),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
