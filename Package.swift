@@ -82,6 +82,8 @@ let package = Package(
       dependencies: ["ListStore", "SQLiteKit", "TestSupport", "liststore", "liststore-stress"]),
     // ListStoreTesting used the way a user's test target uses it: only its public API.
     .testTarget(name: "ListStoreTestingTests", dependencies: ["ListStoreTesting", "ListStore"]),
+    // Every Swift block of README.md, compiled and run in a package of its own.
+    .testTarget(name: "ReadmeTests"),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
