@@ -3,7 +3,7 @@ import ListStoreFormats
 
 /// `changeset` as a line of `liststore watch --json`: `{"changes":{…}}`, with the values
 /// and metadata as ListStore stores them.
-/// - Throws: ``ListStoreError/encodingFailed(_:)`` when a value does not encode.
+/// - Throws: `ListStoreError.encodingFailed(_:)` when a value does not encode.
 func changesJSON<Metadata: Encodable, Item: Encodable>(_ changeset: Changeset<Metadata, Item>)
   throws(ListStoreError) -> String
 {

@@ -10,7 +10,7 @@ import Synchronization
 /// Recording is deterministic: ``settle()`` returns once every change committed before it
 /// has been recorded — this process's writes are delivered before they return, and other
 /// connections' and processes' commits are brought in by
-/// ``ListStore/Repository/synchronizeObservers()`` — so a test never sleeps or polls.
+/// `Repository.synchronizeObservers()` — so a test never sleeps or polls.
 /// The `expect` methods settle first.
 ///
 /// ```swift
@@ -84,8 +84,8 @@ public final class ChangesetRecorder<Metadata: Sendable, Item: Sendable>: Sendab
 
   /// Returns once every change committed before the call — by this process, another
   /// connection or another process — has been recorded. No sleeping: the repository reads
-  /// its change log at once (``ListStore/Repository/synchronizeObservers()``), and an array
-  /// observed on a queue (``ListStore/StoredList/observe(on:undecodable:)``) applies what it
+  /// its change log at once (`Repository.synchronizeObservers()`), and an array
+  /// observed on a queue (`StoredList.observe(on:undecodable:)`) applies what it
   /// was handed, at once when called on that queue, else by waiting for the queue.
   public func settle() {
     repository?.synchronizeObservers()
@@ -188,12 +188,12 @@ public final class ChangesetRecorder<Metadata: Sendable, Item: Sendable>: Sendab
 
 extension ChangesetRecorder where Metadata: Codable, Item: Codable {
   /// Records the changesets of `list` from now on, observing it with
-  /// ``ListStore/StoredList/observe(undecodable:)``: events arrive synchronously, with every
+  /// `StoredList.observe(undecodable:)`: events arrive synchronously, with every
   /// write of this process delivered before it returns.
   /// - Parameters:
   ///   - list: The list.
   ///   - undecodable: What to do with a row that does not decode.
-  /// - Throws: What ``ListStore/StoredList/observe(undecodable:)`` throws.
+  /// - Throws: What `StoredList.observe(undecodable:)` throws.
   public convenience init(
     _ list: StoredList<Metadata, Item>, undecodable: UndecodableRowPolicy<Metadata, Item> = .fail
   ) throws(ListStoreError) {
@@ -201,12 +201,12 @@ extension ChangesetRecorder where Metadata: Codable, Item: Codable {
   }
 
   /// Records the changesets of `list` from now on, as code on `queue` receives them
-  /// (``ListStore/StoredList/observe(on:undecodable:)``).
+  /// (`StoredList.observe(on:undecodable:)`).
   /// - Parameters:
   ///   - list: The list.
   ///   - queue: The queue the events are delivered on, such as `.main`.
   ///   - undecodable: What to do with a row that does not decode.
-  /// - Throws: What ``ListStore/StoredList/observe(undecodable:)`` throws.
+  /// - Throws: What `StoredList.observe(undecodable:)` throws.
   public convenience init(
     _ list: StoredList<Metadata, Item>, on queue: DispatchQueue,
     undecodable: UndecodableRowPolicy<Metadata, Item> = .fail
@@ -324,7 +324,7 @@ extension ChangesetRecorder where Metadata: Encodable, Item: Encodable {
   ///   """)
   /// ```
   /// - Returns: The lines, joined by newlines (no final one).
-  /// - Throws: ``ListStore/ListStoreError/encodingFailed(_:)`` when a value does not encode.
+  /// - Throws: `ListStoreError.encodingFailed(_:)` when a value does not encode.
   public func transcript() throws(ListStoreError) -> String {
     settle()
     var lines: [String] = []

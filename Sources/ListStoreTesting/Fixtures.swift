@@ -51,11 +51,11 @@ extension Repository {
   /// try repository.importList(.json(#"{"list": "groceries", "sections": [{"header": "Fruit", "items": ["apples"]}]}"#))
   /// ```
   /// - Parameter fixture: The list.
-  /// - Returns: The new list, with its stored JSON as ``RawJSON``; open it with your own
-  ///   types through ``Repository/list(_:metadata:item:)``.
-  /// - Throws: ``ListStoreError/invalidImport(_:)`` naming the place of a problem in the
+  /// - Returns: The new list, with its stored JSON as `RawJSON`; open it with your own
+  ///   types through `Repository.list(_:metadata:item:)`.
+  /// - Throws: `ListStoreError.invalidImport(_:)` naming the place of a problem in the
   ///   JSON (a line and column, or a path such as `sections[2].items[5]`), or when the
-  ///   fixture names no list; ``ListStoreError/listExists(name:)``; nothing is created then.
+  ///   fixture names no list; `ListStoreError.listExists(name:)`; nothing is created then.
   @discardableResult
   public func importList(_ fixture: ListFixture) throws(ListStoreError)
     -> StoredList<RawJSON, RawJSON>
@@ -97,7 +97,7 @@ extension StoredList {
   ///   """)
   /// ```
   /// - Returns: The text.
-  /// - Throws: ``ListStoreError`` when the list is gone or cannot be read.
+  /// - Throws: `ListStoreError` when the list is gone or cannot be read.
   public func showText() throws(ListStoreError) -> String {
     Rendering.text(list: name, sections: try storedSections()).joined(separator: "\n")
   }
@@ -106,7 +106,7 @@ extension StoredList {
   /// JSON with ids, headers, footers and the stored values, for comparing in a test — and,
   /// given to ``ListFixture/json(_:name:)``, a fixture for another.
   /// - Returns: The JSON text.
-  /// - Throws: ``ListStoreError`` when the list is gone or cannot be read.
+  /// - Throws: `ListStoreError` when the list is gone or cannot be read.
   public func showJSON() throws(ListStoreError) -> String {
     Rendering.json(list: name, sections: try storedSections())
   }

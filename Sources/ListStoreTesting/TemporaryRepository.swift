@@ -54,7 +54,7 @@ public final class TemporaryRepository: Sendable {
   /// - Parameters:
   ///   - lists: Lists to create, from the JSON that `liststore export` writes.
   ///   - engine: Where the database comes from; SQLite by default.
-  /// - Throws: ``ListStoreError`` when the folder or the database cannot be made, or a
+  /// - Throws: `ListStoreError` when the folder or the database cannot be made, or a
   ///   fixture does not import (then nothing is left behind).
   public init(lists: [ListFixture] = [], engine: Engine = .sqlite) throws(ListStoreError) {
     let folder = try makeTemporaryFolder(prefix: "liststore-test")
@@ -82,7 +82,7 @@ public final class TemporaryRepository: Sendable {
   }
 
   /// Delivers every change committed so far, by any process, to every observer of the
-  /// repository before returning (``Repository/synchronizeObservers()``). Writes through the
+  /// repository before returning (`Repository.synchronizeObservers()`). Writes through the
   /// repository are delivered before they return anyway; this brings in other
   /// connections' and processes' commits, with no waiting on timers.
   public func settle() {
@@ -90,7 +90,7 @@ public final class TemporaryRepository: Sendable {
   }
 
   /// ``settle()``, then waits until each of `queues` has run everything handed to it
-  /// before, so that arrays made with ``ListStore/StoredList/observe(on:undecodable:)``
+  /// before, so that arrays made with `StoredList.observe(on:undecodable:)`
   /// for those queues are up to date too. Safe to call from any of them, the main actor
   /// included.
   /// - Parameter queues: The queues observers deliver on, such as `.main`.
@@ -100,9 +100,9 @@ public final class TemporaryRepository: Sendable {
 }
 
 extension Repository {
-  /// Delivers every change committed so far to every observer (``synchronizeObservers()``),
+  /// Delivers every change committed so far to every observer (`synchronizeObservers()`),
   /// then waits until each of `queues` has run what was handed to it before, so that arrays
-  /// observed on those queues (``StoredList/observe(on:undecodable:)``) are up to date.
+  /// observed on those queues (`StoredList.observe(on:undecodable:)`) are up to date.
   ///
   /// Safe from any context, the main actor included: it suspends rather than block a queue
   /// it waits for.

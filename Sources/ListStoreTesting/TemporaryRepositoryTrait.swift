@@ -41,7 +41,7 @@ public struct TemporaryRepositoryTrait: TestTrait, SuiteTrait, TestScoping {
   ///   - test: The test.
   ///   - testCase: The test case.
   ///   - function: The test case's body.
-  /// - Throws: What the body throws, or ``ListStoreError`` when the repository cannot be
+  /// - Throws: What the body throws, or `ListStoreError` when the repository cannot be
   ///   made (the test then does not run).
   public func provideScope(
     for test: Test, testCase: Test.Case?,

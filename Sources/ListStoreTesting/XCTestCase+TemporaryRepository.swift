@@ -23,7 +23,7 @@ extension XCTestCase {
   ///   - lists: Lists to create, from `liststore export` JSON.
   ///   - engine: Where the database comes from; SQLite by default.
   /// - Returns: The repository.
-  /// - Throws: ``ListStoreError`` when it cannot be made.
+  /// - Throws: `ListStoreError` when it cannot be made.
   public func makeTemporaryRepository(
     lists: [ListFixture] = [], engine: TemporaryRepository.Engine = .sqlite
   ) throws(ListStoreError) -> TemporaryRepository {

@@ -1,48 +1,74 @@
 import Foundation
 import Testing
 
-/// Every Swift code block of README.md, as a new user runs it: in a package of its own that
-/// depends on this one by path, built with `swift build`, and run twice (the second run
-/// finds the database of the first).
+/// Every Swift code block of README.md and of the DocC articles, as a new user runs it: in a
+/// package of its own that depends on this one by path, built with `swift build`, and run
+/// twice (the second run finds the database of the first).
 ///
-/// Blocks that import `Testing` or `XCTest` become the files of the package's test target,
-/// run with `swift test`; the others, in order, become the `main.swift` of its executable.
+/// Each document becomes targets of one package: its blocks that import `Testing` or
+/// `XCTest` or declare tests, in order, the file of a test target run with `swift test`;
+/// its other blocks, in order,
+/// the `main.swift` of an executable, whose output must be what the document's comments
+/// say — `print(…)  // OUTPUT` and `…  // prints OUTPUT`, with `, then ` between lines.
+///
 /// The package is written to a new temporary folder each time, but builds into
 /// `.build/readme-examples` of this package, so that only the first run compiles ListStore
-/// for it (a few minutes on 2 cores); later runs compile the examples alone.
+/// for it (about a minute on 2 busy cores); later runs compile the examples alone.
 @Suite(.serialized) struct ReadmePackageTests {
   /// This package's root folder.
   static let root = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-  /// What the examples' executable prints, on the first run and on the second alike.
-  static let expectedOutput = """
-    Copenhagen
-    ["Rome"] 1
-    Rome
-    [] 1
-    ["Oslo"] []
-    [] [[0, 3]]
-    Cities: 3
-    Cities: 4
+  /// The documents whose Swift blocks are examples, relative to the root.
+  static let documents = [
+    "README.md",
+    "Sources/ListStore/ListStore.docc/GettingStarted.md",
+    "Sources/ListStore/ListStore.docc/Cities.md",
+    "Sources/ListStore/ListStore.docc/Counters.md",
+    "Sources/ListStoreTesting/ListStoreTesting.docc/TestingWithListStore.md",
+  ]
 
-    """
+  /// One document's examples.
+  struct Examples {
+    var document: String
+    var program: [String]
+    var tests: [String]
+
+    init(document: String, blocks: [String]) {
+      self.document = document
+      tests = blocks.filter(Self.isTest)
+      program = blocks.filter { !Self.isTest($0) }
+    }
+
+    /// Whether a block is test code: it imports a test framework, or declares tests.
+    static func isTest(_ block: String) -> Bool {
+      ["import Testing", "import XCTest", "@Test", "@Suite", "XCTestCase"].contains {
+        block.contains($0)
+      }
+    }
+  }
 
   @Test(.timeLimit(.minutes(20)))
   func everySwiftBlockCompilesAndRunsTwiceInAPackageOfItsOwn() throws {
-    let blocks = try Self.swiftBlocks(of: Self.root + "/README.md")
-    #expect(blocks.count >= 3)
-    let tests = blocks.filter { $0.contains("import Testing") || $0.contains("import XCTest") }
-    let program = blocks.filter { block in !tests.contains(block) }
-    #expect(!tests.isEmpty && !program.isEmpty)
+    let examples = try Self.documents.map { document in
+      Examples(document: document, blocks: try Self.swiftBlocks(of: Self.root + "/" + document))
+    }
+    let readme = try #require(examples.first)
+    #expect(readme.program.count >= 3 && readme.tests.count >= 2)
 
     let package = try Scratch()
     defer { package.remove() }
-    try package.write(
-      "Package.swift", Self.manifest(dependencyPath: Self.root, hasTests: !tests.isEmpty))
-    try package.write("Sources/Examples/main.swift", program.joined(separator: "\n"))
-    for (number, block) in tests.enumerated() {
-      try package.write("Tests/ExamplesTests/Block\(number + 1).swift", block)
+    try package.write("Package.swift", Self.manifest(examples, dependencyPath: Self.root))
+    for (number, example) in examples.enumerated() {
+      if !example.program.isEmpty {
+        try package.write(
+          "Sources/Example\(number)/main.swift", example.program.joined(separator: "\n"))
+      }
+      if !example.tests.isEmpty {
+        // One file, so that later blocks use the imports of the first.
+        try package.write(
+          "Tests/Example\(number)Tests/Examples.swift", example.tests.joined(separator: "\n"))
+      }
     }
 
     let scratchPath = Self.root + "/.build/readme-examples"
@@ -56,35 +82,51 @@ import Testing
     try #require(built.status == 0, "swift build failed:\n\(built.output)")
     #expect(
       !built.output.contains("warning:"), "the examples build with warnings:\n\(built.output)")
-    print("README examples: built in \(buildTime)")
+    print("documentation examples: built in \(buildTime)")
 
-    // The program, twice, in a folder of its own: the second run opens what the first made.
-    let binary = try Self.swift(
-      ["build", "--package-path", package.path, "--scratch-path", scratchPath, "--show-bin-path"])
-    let executable = binary.output.trimmingCharacters(in: .whitespacesAndNewlines) + "/Examples"
-    let workingDirectory = try Scratch()
-    defer { workingDirectory.remove() }
-    for run in 1...2 {
-      let result = try Self.run(executable, [], in: workingDirectory.path)
-      #expect(result.status == 0, "run \(run) failed:\n\(result.output)")
-      #expect(result.output == Self.expectedOutput, "run \(run) printed:\n\(result.output)")
+    // Each program, twice, in a folder of its own: the second run finds what the first left.
+    let binPath = try Self.swift(
+      ["build", "--package-path", package.path, "--scratch-path", scratchPath, "--show-bin-path"]
+    ).output.trimmingCharacters(in: .whitespacesAndNewlines)
+    for (number, example) in examples.enumerated() where !example.program.isEmpty {
+      let expected = Self.expectedOutput(of: example.program)
+      let workingDirectory = try Scratch()
+      defer { workingDirectory.remove() }
+      for run in 1...2 {
+        let result = try Self.run(
+          binPath + "/Example\(number)", [], in: workingDirectory.path)
+        #expect(result.status == 0, "\(example.document), run \(run):\n\(result.output)")
+        #expect(
+          result.output == expected,
+          "\(example.document), run \(run), printed:\n\(result.output)")
+      }
     }
 
-    // The test blocks, twice: they must pass again (each test makes its own repository).
+    // The test blocks, twice: they pass again (each test makes its own repository).
+    let tests = examples.flatMap(\.tests)
     let swiftTests = tests.map { $0.components(separatedBy: "@Test").count - 1 }.reduce(0, +)
     let xcTests = tests.map { $0.components(separatedBy: "func test").count - 1 }.reduce(0, +)
+    let plural = { (count: Int) in count == 1 ? "\(count) test" : "\(count) tests" }
     for run in 1...2 {
       let result = try Self.swift(
         ["test", "--skip-build", "--package-path", package.path, "--scratch-path", scratchPath])
       #expect(result.status == 0, "swift test, run \(run), failed:\n\(result.output)")
-      let plural = { (count: Int) in count == 1 ? "\(count) test" : "\(count) tests" }
+      #expect(result.output.contains("Test run with \(plural(swiftTests)) in"), "\(result.output)")
       #expect(
-        result.output.contains("Test run with \(plural(swiftTests)) in"),
-        "\(result.output)")
-      #expect(
-        result.output.contains("Executed \(plural(xcTests)), with 0 failures"),
-        "\(result.output)")
+        result.output.contains("Executed \(plural(xcTests)), with 0 failures"), "\(result.output)")
     }
+  }
+
+  @Test func expectedOutputComesFromTheComments() {
+    let program = """
+      print(x)  // 3
+      try list.append(y)  // prints ["y"] 1
+      let z = 1  // not output
+      print(a, b)  // 1 2, then 3 4
+      print(c)
+
+      """
+    #expect(Self.expectedOutput(of: [program]) == "3\n[\"y\"] 1\n1 2\n3 4\n")
   }
 
   /// The contents of every ```swift fenced block, in order.
@@ -105,31 +147,50 @@ import Testing
     return blocks
   }
 
-  /// The examples package's manifest: an executable and, with test blocks, a test target.
-  static func manifest(dependencyPath: String, hasTests: Bool) -> String {
+  /// What a program's comments say it prints: `print(…)  // OUTPUT` and `…  // prints
+  /// OUTPUT`, with `, then ` between lines.
+  static func expectedOutput(of program: [String]) -> String {
+    var lines: [String] = []
+    for line in program.joined(separator: "\n").components(separatedBy: "\n") {
+      guard let comment = line.range(of: "  // ") else { continue }
+      var text = String(line[comment.upperBound...])
+      if text.hasPrefix("prints ") {
+        text.removeFirst("prints ".count)
+      } else if !line[..<comment.lowerBound].contains("print(") {
+        continue
+      }
+      lines += text.components(separatedBy: ", then ")
+    }
+    return lines.map { $0 + "\n" }.joined()
+  }
+
+  /// The examples package's manifest: an executable and a test target per document.
+  static func manifest(_ examples: [Examples], dependencyPath: String) -> String {
     let identity = URL(fileURLWithPath: dependencyPath).lastPathComponent.lowercased()
-    let testTarget =
-      hasTests
-      ? """
-          .testTarget(
-            name: "ExamplesTests",
-            dependencies: [
-              .product(name: "ListStore", package: "\(identity)"),
-              .product(name: "ListStoreTesting", package: "\(identity)"),
-            ]),
-      """ : ""
+    let liststore = #".product(name: "ListStore", package: "\#(identity)")"#
+    let testing = #".product(name: "ListStoreTesting", package: "\#(identity)")"#
+    var targets: [String] = []
+    for (number, example) in examples.enumerated() {
+      if !example.program.isEmpty {
+        targets.append(
+          #"    .executableTarget(name: "Example\#(number)", dependencies: [\#(liststore)]),"#)
+      }
+      if !example.tests.isEmpty {
+        targets.append(
+          #"    .testTarget(name: "Example\#(number)Tests", dependencies: [\#(liststore), \#(testing)]),"#
+        )
+      }
+    }
     return """
       // swift-tools-version: 6.0
       import PackageDescription
 
       let package = Package(
-        name: "ReadmeExamples",
+        name: "DocumentationExamples",
         platforms: [.macOS(.v15)],
         dependencies: [.package(path: "\(dependencyPath)")],
         targets: [
-          .executableTarget(
-            name: "Examples", dependencies: [.product(name: "ListStore", package: "\(identity)")]),
-      \(testTarget)
+      \(targets.joined(separator: "\n"))
         ]
       )
 
