@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "Observable2D", targets: ["Observable2D"]),
     .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
+    .library(name: "PostgreSQLKit", targets: ["PostgreSQLKit"]),
     .executable(name: "liststore", targets: ["liststore"]),
   ],
   targets: [
@@ -28,6 +29,15 @@ let package = Package(
     ),
     // SQLite wrapper: connections, statements, errors, transactions.
     .target(name: "SQLiteKit", dependencies: ["CSQLite"], swiftSettings: crossModuleOptimization),
+    // Debian's libpq-dev, for the PostgreSQL engine only: SQLite users need not install it.
+    .systemLibrary(
+      name: "CLibPQ",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"])]
+    ),
+    // libpq wrapper: connections, results, errors, transactions, COPY, LISTEN/NOTIFY.
+    .target(
+      name: "PostgreSQLKit", dependencies: ["CLibPQ"], swiftSettings: crossModuleOptimization),
     // Observables, subjects, disposables and operators.
     .target(name: "ReactiveCore", swiftSettings: crossModuleOptimization),
     // Sections of items, changesets, diff and the headless table view.
@@ -47,7 +57,8 @@ let package = Package(
       swiftSettings: crossModuleOptimization),
     // Helpers for users' test targets (Swift Testing and XCTest): a temporary repository
     // per test, fixtures, and a changeset recorder with a deterministic `settle()`.
-    .target(name: "ListStoreTesting", dependencies: ["ListStore", "ListStoreFormats"]),
+    .target(
+      name: "ListStoreTesting", dependencies: ["ListStore", "ListStoreFormats", "ReactiveCore"]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
@@ -73,7 +84,15 @@ let package = Package(
       dependencies: ["ListStore", "SQLiteKit", "Observable2D"],
       path: "Tests/TestSupport"
     ),
+    // A throwaway PostgreSQL server per test process, one database per test.
+    .target(
+      name: "PostgresTestSupport",
+      dependencies: ["PostgreSQLKit"],
+      path: "Tests/PostgresTestSupport"
+    ),
     .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
+    .testTarget(
+      name: "PostgreSQLKitTests", dependencies: ["PostgreSQLKit", "PostgresTestSupport"]),
     .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
     .testTarget(name: "Observable2DTests", dependencies: ["Observable2D", "ReactiveCore"]),
     .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "SQLiteKit", "TestSupport"]),

@@ -1,7 +1,6 @@
 import ListStore
 import Observable2D
 public import ReactiveCore
-import Synchronization
 
 /// The counters as stored, as an observable: the one place the counters screen gets its data.
 ///
@@ -28,10 +27,10 @@ public final class CounterSource: Sendable {
   private let latest = ReplaySubject<[(id: Int64, value: Int)]>(bufferSize: 1)
   private let failure = ReplaySubject<CounterError?>(bufferSize: 1)
   /// What was last emitted.
-  private let last = Mutex<(counters: [(id: Int64, value: Int)]?, failure: CounterError?)>(
+  private let last = Locked<(counters: [(id: Int64, value: Int)]?, failure: CounterError?)>(
     (nil, nil))
   /// The observation of the list while started.
-  private let observation = Mutex<(any Disposable)?>(nil)
+  private let observation = Locked<(any Disposable)?>(nil)
 
   /// Creates a source; it reads nothing until ``refresh()`` or ``start()``.
   ///

@@ -1,4 +1,5 @@
 import Dispatch
+import ReactiveCore
 import SQLiteKit
 import Synchronization
 
@@ -19,7 +20,9 @@ protocol FeedObserver: AnyObject, Sendable {
   /// through `db`, which sees the state the entries lead to; `horizon` is how far the
   /// log was pruned. Changes nothing yet: the returned closure, called once that state
   /// is committed, applies it to the observer's array (queuing its event).
-  func stage(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
+  func stage(
+    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
+  )
     -> () -> Void
   /// Queues the end of the observation, failing with `error`, or completing when it is
   /// `nil`; nothing is staged any more.
@@ -45,14 +48,14 @@ protocol FeedObserver: AnyObject, Sendable {
 /// observers where they were and retries with a growing delay; only a failure that
 /// cannot pass (the schema gone, say) ends their observations, with that error.
 final class ChangeFeed: Sendable {
-  private let path: String
+  private let engine: any StorageEngine
   private let busyTimeout: Duration
-  private let mode: Connection.OpenMode
+  private let readOnly: Bool
 
   /// Orders every reading of the log and every change to observers' state.
-  private let state = Mutex<Void>(())
+  private let state = Locked<Void>(())
   /// Touched only while `state` is locked.
-  private nonisolated(unsafe) let connection: Connection
+  private nonisolated(unsafe) let connection: any DatabaseConnection
   /// Touched only while `state` is locked.
   private nonisolated(unsafe) var observers: [ObjectIdentifier: any FeedObserver] = [:]
   /// How many observers are registered, for writes that check without the lock.
@@ -61,15 +64,16 @@ final class ChangeFeed: Sendable {
   /// some observer must read again whatever the log says.
   private let processedSeq = Atomic<Int64>(0)
 
-  /// A second connection, used only on the watcher's queue for its cheap check.
-  private nonisolated(unsafe) let watcherConnection: Connection?
-  private let watcher = Mutex<DatabaseWatcher?>(nil)
+  /// Tells the feed when others commit.
+  private let watch = Locked<(any ChangeWatch)?>(nil)
   private let watchesDatabase: Bool
+  /// Hears when the engine loses or regains its connection.
+  private let statusHandlers = Locked<[@Sendable (FeedConnectionStatus) -> Void]>([])
 
   /// Where this process's observers have read, for other processes' pruning.
-  private let readerRecord = Mutex<ReaderRecord>(ReaderRecord())
+  private let readerRecord = Locked<ReaderRecord>(ReaderRecord())
   /// The delay before the next retry after a transient failure; zero when none failed.
-  private let retryDelay = Mutex<Duration>(.zero)
+  private let retryDelay = Locked<Duration>(.zero)
 
   /// The rows read by the last staging that applied log entries, for tests and
   /// benchmarks.
@@ -80,33 +84,26 @@ final class ChangeFeed: Sendable {
   /// The first and the longest delay before retrying after a transient failure.
   static let retryDelays: (first: Duration, longest: Duration) = (.milliseconds(5), .seconds(1))
 
-  /// Opens the feed's connections to the database at `path`.
+  /// Opens the feed's connection to the database `engine` reaches.
   /// - Parameters:
-  ///   - path: The database file.
+  ///   - engine: The database.
   ///   - busyTimeout: How long its connections wait for a lock.
-  ///   - mode: How the repository opened the file.
+  ///   - readOnly: Whether the repository opened the database read-only.
   ///   - watchesDatabase: Whether other processes' commits are noticed on their own;
   ///     when `false`, they arrive only through ``refresh()`` (and writes).
-  /// - Throws: ``ListStoreError/cannotOpen(path:reason:)``.
+  /// - Throws: ``ListStoreError`` when the connection cannot be opened.
   init(
-    path: String, busyTimeout: Duration, mode: Connection.OpenMode, watchesDatabase: Bool = true
+    engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
-    self.path = path
+    self.engine = engine
     self.busyTimeout = busyTimeout
-    self.mode = mode
+    self.readOnly = readOnly
     self.watchesDatabase = watchesDatabase
-    do {
-      connection = try Connection(
-        path: path, mode: mode == .readWriteCreate ? .readWrite : mode, busyTimeout: busyTimeout)
-      watcherConnection = try Connection(
-        path: path, mode: mode == .immutable ? .immutable : .readOnly, busyTimeout: busyTimeout)
-    } catch {
-      throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
-    }
+    connection = try engine.openConnection(for: .feed, busyTimeout: busyTimeout, readOnly: readOnly)
   }
 
   deinit {
-    watcher.withLock { $0?.cancel() }
+    watch.withLock { $0?.cancel() }
     let finished = state.withLock { _ in
       defer { observers.removeAll() }
       for observer in observers.values { observer.finish(failing: nil) }
@@ -124,12 +121,14 @@ final class ChangeFeed: Sendable {
   /// observer misses nothing committed after the state it starts from.
   /// - Returns: What `make` returns besides the observer.
   func register<Result>(
-    _ make: (Connection) throws -> (observer: any FeedObserver, seq: Int64, result: Result)
+    _ make: (any DatabaseConnection) throws -> (
+      observer: any FeedObserver, seq: Int64, result: Result
+    )
   ) throws -> Result {
     var outcome: Swift.Result<(Result, Int64), any Error>?
     state.withLock { _ in
       outcome = Swift.Result {
-        let made = try connection.transaction(.deferred) { try make(connection) }
+        let made = try connection.transaction(.read) { try make(connection) }
         observers[ObjectIdentifier(made.observer)] = made.observer
         observerCount.store(observers.count, ordering: .releasing)
         noteProcessed()
@@ -140,9 +139,11 @@ final class ChangeFeed: Sendable {
       throw NeedsReload(reason: "the feed's lock body did not run")
     }
     if watchesDatabase {
-      watcher.withLock { watcher in
-        guard watcher == nil else { return }
-        watcher = DatabaseWatcher(path: path) { [weak self] in self?.databaseChanged() }
+      watch.withLock { watch in
+        guard watch == nil else { return }
+        watch = engine.watch(
+          onChange: { [weak self] probe in self?.databaseChanged(probe: probe) },
+          status: { [weak self] status in self?.report(status) })
       }
     }
     noteReader(at: seq)
@@ -152,9 +153,9 @@ final class ChangeFeed: Sendable {
   /// Stops watching the database and waits for work under way on another thread to
   /// finish; observers complete and get nothing more.
   func shutDown() {
-    watcher.withLock { watcher in
-      watcher?.cancel()
-      watcher = nil
+    watch.withLock { watch in
+      watch?.cancel()
+      watch = nil
     }
     let finished = state.withLock { _ in
       defer {
@@ -205,36 +206,47 @@ final class ChangeFeed: Sendable {
 
   // MARK: - Writes through the repository
 
-  /// Runs `write` — a write transaction on `db`, which calls `stage` after its work and
-  /// before its `COMMIT` — with the feed's state locked, and applies what was staged
-  /// once the transaction committed. Returns the observers to ``deliver(_:)`` to once
+  /// Commits the write transaction open on `db` with `commit`, staging the observers'
+  /// changes first: with the feed's state locked, it reads the new log entries and the
+  /// rows they touched through `db` (which sees them), commits, and applies what was
+  /// staged once the commit succeeded. Returns the observers to ``deliver(_:)`` to once
   /// every lock is released.
-  func observing<Result: Sendable>(
-    _ write: (_ stage: () -> Void) throws -> Result, db: Connection
-  ) throws -> (result: Result, observers: [any FeedObserver]) {
-    guard observerCount.load(ordering: .acquiring) > 0 else { return (try write {}, []) }
+  ///
+  /// The lock is taken only now, not while the transaction's work ran, so that work may
+  /// observe lists or read freely.
+  /// - Throws: What `commit` throws; nothing is applied then.
+  func committing(db: any DatabaseConnection, _ commit: () throws -> Void) throws
+    -> [any FeedObserver]
+  {
+    guard observerCount.load(ordering: .acquiring) > 0 else {
+      try commit()
+      return []
+    }
     return try state.withLock { _ in
       let live = liveObservers()
-      guard !live.isEmpty else { return (try write {}, []) }
-      var installs: [() -> Void] = []
-      var failure: (any Error)?
-      readAgain = false
-      let result = try write {
-        // A failure to read the log must not undo the write: the observers stay where
-        // they were, and read again once it is committed.
-        do { installs = try stage(live, db: db) } catch { failure = error }
+      guard !live.isEmpty else {
+        try commit()
+        return []
       }
+      readAgain = false
+      var installs: [() -> Void] = []
+      // A failure to read the log must not undo the write: the observers stay where
+      // they were, and read again once it is committed.
+      var failure: (any Error)?
+      do { installs = try stage(live, db: db) } catch { failure = error }
+      try commit()
       // Committed: the staged state is the database's now.
       for install in installs { install() }
       if let failure { failed(failure, observers: live) }
       noteProcessed()
-      return (result, live)
+      return live
     }
   }
 
   /// Stages every observer's changes from the log entries after its position, read
   /// through `db` inside its transaction. Call with `state` locked.
-  private func stage(_ live: [any FeedObserver], db: Connection) throws -> [() -> Void] {
+  private func stage(_ live: [any FeedObserver], db: any DatabaseConnection) throws -> [() -> Void]
+  {
     let rowsBefore = db.rowsRead
     var slowest = Int64.max
     var recovering = false
@@ -258,7 +270,7 @@ final class ChangeFeed: Sendable {
   /// Handles a failure to read the log: a transient one is retried, any other ends the
   /// observations with it. Call with `state` locked.
   private func failed(_ error: any Error, observers live: [any FeedObserver]) {
-    let error = ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
+    let error = engine.userError(error, busyTimeout: busyTimeout)
     if error.isTransient {
       readAgain = true
     } else {
@@ -285,7 +297,7 @@ final class ChangeFeed: Sendable {
         readAgain = false
         var installs: [() -> Void] = []
         do {
-          try connection.transaction(.deferred) { installs = try stage(live, db: connection) }
+          try connection.transaction(.read) { installs = try stage(live, db: connection) }
         } catch {
           failed(error, observers: live)
         }
@@ -315,14 +327,13 @@ final class ChangeFeed: Sendable {
     }
   }
 
-  /// The watcher saw the database change: refresh, unless the log has nothing this
-  /// feed has not processed (this process's own commits, which its writes already
-  /// delivered). The check runs on the watcher's own connection, without waiting for
-  /// work under way.
-  private func databaseChanged() {
+  /// The watch saw a commit: refresh, unless the log has nothing this feed has not
+  /// processed (this process's own commits, which its writes already delivered). The
+  /// check runs on the watch's own connection, `probe`, without waiting for work under
+  /// way.
+  private func databaseChanged(probe: any DatabaseConnection) {
     guard observerCount.load(ordering: .acquiring) > 0 else { return }
-    if let probe = watcherConnection,
-      let (lastSeq, _) = try? ChangeLog.lastSeqAndHorizon(db: probe),
+    if let (lastSeq, _) = try? ChangeLog.lastSeqAndHorizon(db: probe),
       lastSeq <= processedSeq.load(ordering: .acquiring)
     {
       updateReader()
@@ -331,13 +342,27 @@ final class ChangeFeed: Sendable {
     refresh()
   }
 
+  /// Calls `handler` whenever the engine loses or regains its connection to the
+  /// database (PostgreSQL's listener); SQLite never does.
+  func onStatusChange(_ handler: @escaping @Sendable (FeedConnectionStatus) -> Void) {
+    statusHandlers.withLock { $0.append(handler) }
+  }
+
+  private func report(_ status: FeedConnectionStatus) {
+    for handler in statusHandlers.withLock({ $0 }) { handler(status) }
+    // Reconnected: whatever was committed meanwhile is in the log.
+    if status == .connected { refresh() }
+  }
+
   // MARK: - Reader positions for pruning
 
   /// Records, for pruning in every process, that an observer starts reading at `seq`.
   private func noteReader(at seq: Int64) {
+    guard !readOnly else { return }
     readerRecord.withLock { record in
       record.update(
-        seq: min(seq, record.seq < 0 ? seq : record.seq), force: true, path: path, mode: mode)
+        seq: min(seq, record.seq < 0 ? seq : record.seq), force: true, engine: engine,
+        busyTimeout: busyTimeout)
     }
   }
 
@@ -346,38 +371,42 @@ final class ChangeFeed: Sendable {
   /// in another process delays only this bookkeeping, never this process's writes.
   private func updateReader() {
     let seq = processedSeq.load(ordering: .acquiring)
-    guard seq >= 0 else { return }
-    readerRecord.withLock { $0.update(seq: seq, force: false, path: path, mode: mode) }
+    guard seq >= 0, !readOnly else { return }
+    readerRecord.withLock {
+      $0.update(seq: seq, force: false, engine: engine, busyTimeout: busyTimeout)
+    }
   }
 }
 
 /// This process's row in `change_log_readers`, written through a connection of its
 /// own that never waits long for the write lock: the row is a hint for pruning, and
 /// pruning past a reader only makes that reader reload.
-private struct ReaderRecord: ~Copyable {
+private struct ReaderRecord {
   /// Opened on first use.
-  var connection: Connection?
+  var connection: (any DatabaseConnection)?
   var id: Int64?
+  var process: Int64 = 0
   var seq: Int64 = -1
   var updated = ContinuousClock.now
 
-  /// How long the bookkeeping waits for another writer's lock before giving up.
-  static let busyTimeout: Duration = .milliseconds(50)
-
-  mutating func update(seq: Int64, force: Bool, path: String, mode: Connection.OpenMode) {
+  mutating func update(
+    seq: Int64, force: Bool, engine: any StorageEngine, busyTimeout: Duration
+  ) {
     let now = ContinuousClock.now
     guard force || (seq != self.seq && (id == nil || now - updated > .seconds(1))) else { return }
-    guard mode != .immutable && mode != .readOnly else { return }
     do {
       if connection == nil {
-        connection = try Connection(path: path, mode: .readWrite, busyTimeout: Self.busyTimeout)
+        let opened = try engine.openConnection(
+          for: .bookkeeping, busyTimeout: busyTimeout, readOnly: false)
+        process = try engine.readerProcessID(db: opened)
+        connection = opened
       }
       guard let connection else { return }
-      try connection.transaction(.immediate) {
+      try connection.transaction(.write) {
         if let id {
-          try ChangeLog.updateReader(id, seq: seq, db: connection)
+          try ChangeLog.updateReader(id, seq: seq, process: process, db: connection)
         } else {
-          id = try ChangeLog.registerReader(at: seq, db: connection)
+          id = try ChangeLog.registerReader(at: seq, process: process, db: connection)
         }
       }
       self.seq = seq

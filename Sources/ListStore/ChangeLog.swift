@@ -48,8 +48,8 @@ enum ChangeLog {
   static let staleReaderAge: Double = 60
 
   /// The entries after `seq`, in order.
-  static func entries(after seq: Int64, db: Connection) throws -> [ChangeLogEntry] {
-    let statement = try db.cachedStatement(
+  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> [ChangeLogEntry] {
+    let statement = try db.cached(
       """
       SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position
       FROM changes WHERE seq > ? ORDER BY seq
@@ -72,66 +72,72 @@ enum ChangeLog {
   }
 
   /// The seq of the last entry ever written (0 for none).
-  static func lastSeq(db: Connection) throws -> Int64 {
-    try db.scalarInt64("SELECT seq FROM sqlite_sequence WHERE name = 'changes'") ?? 0
+  static func lastSeq(db: any DatabaseConnection) throws -> Int64 {
+    try lastSeqAndHorizon(db: db).lastSeq
   }
 
   /// The seq of the last entry ever written and the pruning horizon, in one query.
-  static func lastSeqAndHorizon(db: Connection) throws -> (lastSeq: Int64, horizon: Int64) {
-    let statement = try db.cachedStatement(
-      """
-      SELECT (SELECT seq FROM sqlite_sequence WHERE name = 'changes'),
-        (SELECT pruned_through FROM change_log_horizon WHERE id = 1)
-      """)
+  static func lastSeqAndHorizon(db: any DatabaseConnection) throws -> (
+    lastSeq: Int64, horizon: Int64
+  ) {
+    let statement = try db.cached(db.dialect.lastSeqAndHorizon)
     defer { statement.reset() }
     guard try statement.step() else { return (0, 0) }
     return (statement.int64(at: 0), statement.int64(at: 1))
   }
 
   /// The last seq pruned away: a reader that has not read past it missed entries.
-  static func horizon(db: Connection) throws -> Int64 {
+  static func horizon(db: any DatabaseConnection) throws -> Int64 {
     try db.scalarInt64("SELECT pruned_through FROM change_log_horizon WHERE id = 1") ?? 0
   }
 
   /// Registers a reader (one per observing process) at `seq`; returns its id.
-  static func registerReader(at seq: Int64, db: Connection) throws -> Int64 {
-    try db.run(
-      "INSERT INTO change_log_readers(pid, seq, heartbeat) VALUES (?, ?, ?)", Int64(getpid()), seq,
-      now())
-    return db.lastInsertRowID
+  static func registerReader(at seq: Int64, process: Int64, db: any DatabaseConnection) throws
+    -> Int64
+  {
+    guard
+      let id = try db.scalarInt64(
+        "INSERT INTO change_log_readers(pid, seq, heartbeat) VALUES (?, ?, ?) RETURNING id",
+        process, seq, now())
+    else { throw NeedsReload(reason: "no reader id") }
+    return id
   }
 
   /// Records that reader `id` has read through `seq` and is alive.
-  static func updateReader(_ id: Int64, seq: Int64, db: Connection) throws {
+  static func updateReader(_ id: Int64, seq: Int64, process: Int64, db: any DatabaseConnection)
+    throws
+  {
     if try db.run(
       "UPDATE change_log_readers SET seq = ?, heartbeat = ? WHERE id = ?", seq, now(), id) == 0
     {
       // Removed as stale while this process was suspended: come back.
       try db.run(
         "INSERT INTO change_log_readers(id, pid, seq, heartbeat) VALUES (?, ?, ?, ?)", id,
-        Int64(getpid()),
-        seq, now())
+        process, seq, now())
     }
   }
 
-  static func unregisterReader(_ id: Int64, db: Connection) throws {
+  static func unregisterReader(_ id: Int64, db: any DatabaseConnection) throws {
     try db.run("DELETE FROM change_log_readers WHERE id = ?", id)
   }
 
   /// Deletes the entries every live reader has read, keeping at most
   /// ``maximumBacklog`` entries for readers that fell behind; raises the horizon
   /// over what it deleted. Runs inside the caller's write transaction.
-  static func prune(db: Connection) throws {
+  static func prune(db: any DatabaseConnection, engine: any StorageEngine) throws {
     let last = try lastSeq(db: db)
     // Forget readers whose process is gone and that stopped reporting.
-    let readers = try db.prepare("SELECT id, pid, heartbeat FROM change_log_readers")
-    var stale: [Int64] = []
+    let readers = try db.prepared("SELECT id, pid, heartbeat FROM change_log_readers")
+    var quiet: [(id: Int64, process: Int64)] = []
     try readers.forEachRow { row in
-      let pid = pid_t(truncatingIfNeeded: row.int64(at: 1))
-      let alive = kill(pid, 0) == 0 || errno == EPERM
-      if !alive && now() - row.double(at: 2) > staleReaderAge { stale.append(row.int64(at: 0)) }
+      if now() - row.double(at: 2) > staleReaderAge {
+        quiet.append((row.int64(at: 0), row.int64(at: 1)))
+      }
     }
-    for id in stale { try unregisterReader(id, db: db) }
+    let gone = try engine.goneReaders(quiet.map(\.process), db: db)
+    for reader in quiet where gone.contains(reader.process) {
+      try unregisterReader(reader.id, db: db)
+    }
     let slowest = try db.scalarInt64("SELECT min(seq) FROM change_log_readers") ?? last
     let through = max(min(slowest, last), last - maximumBacklog)
     guard through > (try horizon(db: db)) else { return }

@@ -35,7 +35,7 @@ enum ListUpdate {
 /// the few that changed), so this code is compiled once, for concrete types.
 struct ListChanges {
   let listID: Int64
-  let db: Connection
+  let db: any DatabaseConnection
 
   /// A touched row: where it was before the batch (if it was in this list).
   private struct Touch {
@@ -268,7 +268,7 @@ struct ListChanges {
   // MARK: - Reading rows
 
   private func currentSection(_ id: Int64) throws -> Current? {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       "SELECT list_id, position, metadata FROM sections WHERE id = ?")
     try statement.bind(id, at: 1)
     defer { statement.reset() }
@@ -277,7 +277,7 @@ struct ListChanges {
   }
 
   private func currentItem(_ id: Int64) throws -> Current? {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       "SELECT section_id, position, value FROM items WHERE id = ?")
     try statement.bind(id, at: 1)
     defer { statement.reset() }
@@ -287,7 +287,7 @@ struct ListChanges {
   }
 
   private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<String>) {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       "SELECT id, position, value FROM items WHERE section_id = ? ORDER BY position")
     try statement.bind(id, at: 1)
     var slots = ItemList<ListMirror.Slot>()

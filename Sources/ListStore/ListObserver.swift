@@ -77,7 +77,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
   /// caller: loading a million items costs per item only what the data needs.
   @inlinable
   static func load(
-    listID: Int64, db: Connection, policy: UndecodableRowPolicy<Metadata, Item> = .fail
+    listID: Int64, db: any DatabaseConnection, policy: UndecodableRowPolicy<Metadata, Item> = .fail
   ) throws -> (sections: [Section], mirror: ListMirror) {
     let decodeItem = policy.itemDecoder()
     let decodeMetadata = policy.metadataDecoder()
@@ -85,7 +85,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     var sections: [Section] = []
     var mirror = ListMirror()
     var sectionIndex: [Int64: Int] = [:]
-    let sectionRows = try db.cachedStatement(
+    let sectionRows = try db.cached(
       "SELECT id, position, metadata FROM sections WHERE list_id = ? ORDER BY position")
     try sectionRows.bind(listID, at: 1)
     try sectionRows.forEachRow { row in
@@ -97,7 +97,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
       sections.append(Section(id: id, metadata: metadata))
       mirror.sections.append(ListMirror.Slot(key: row.string(at: 1), hash: hash), id: id)
     }
-    let itemRows = try db.cachedStatement(
+    let itemRows = try db.cached(
       """
       SELECT i.section_id, i.id, i.position, i.value
       FROM sections s JOIN items i ON i.section_id = s.id
@@ -136,7 +136,9 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     return (sections, mirror)
   }
 
-  func stage(entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: Connection)
+  func stage(
+    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
+  )
     -> () -> Void
   {
     guard !finished else { return {} }
@@ -276,7 +278,9 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
 
   /// Reads the whole list again; with `diff`, the work is the difference to what the
   /// mirror says the array holds, else a replacement of the array's state.
-  private func reload(db: Connection, mirror: inout ListMirror, diff: Bool) throws -> [Pending] {
+  private func reload(db: any DatabaseConnection, mirror: inout ListMirror, diff: Bool) throws
+    -> [Pending]
+  {
     guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
       return [.deleted]
     }

@@ -7,7 +7,7 @@ import SQLiteKit
 /// Index paths are resolved with ordered index scans (`LIMIT 1 OFFSET n`), so
 /// addressing row `n` costs O(n) index steps; ids cost O(log n).
 struct ListRows {
-  let db: Connection
+  let db: any DatabaseConnection
   let listID: Int64
   /// Whether metadata and values come from ListStore's own encoder, hence are
   /// compact valid JSON already; other text (``RawJSON`` from users) is checked and
@@ -15,22 +15,40 @@ struct ListRows {
   var canonicalMetadata = false
   var canonicalValues = false
 
-  init(db: Connection, listID: Int64) throws(ListStoreError) {
+  init(db: any DatabaseConnection, listID: Int64) {
     self.db = db
     self.listID = listID
   }
 
+  /// Inserts a list row; returns its id.
+  static func insertList(named name: String, db: any DatabaseConnection) throws -> Int64 {
+    guard let id = try db.scalarInt64("INSERT INTO lists(name) VALUES (?) RETURNING id", name)
+    else { throw NeedsReload(reason: "the insert returned no id") }
+    return id
+  }
+
   /// Verifies that the list still exists (it may have been deleted by another
   /// process since the handle was made).
-  static func checked(db: Connection, listID: Int64, name: String) throws -> ListRows {
+  static func checked(db: any DatabaseConnection, listID: Int64, name: String) throws -> ListRows {
     guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
       throw ListStoreError.listNotFound(name: name)
     }
-    return try ListRows(db: db, listID: listID)
+    return ListRows(db: db, listID: listID)
   }
 
   /// The SQL expression that stores a bound metadata or value parameter.
-  private func stored(_ canonical: Bool) -> String { canonical ? "?" : "json(?)" }
+  private func stored(_ canonical: Bool) -> String {
+    canonical ? "?" : db.dialect.checkedJSONParameter
+  }
+
+  /// Runs an `INSERT … RETURNING id` and returns the id.
+  private func inserted(_ sql: String, _ values: any SQLBindable...) throws -> Int64 {
+    let statement = try db.cached(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step() else { throw NeedsReload(reason: "the insert returned no id") }
+    return statement.int64(at: 0)
+  }
 
   // MARK: Sections
 
@@ -74,11 +92,9 @@ struct ListRows {
       let last = try db.scalarText("SELECT max(position) FROM sections WHERE list_id = ?", listID)
       position = try PositionKey.between(last, nil)
     }
-    try db.run(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
-      listID, position,
-      metadata)
-    return db.lastInsertRowID
+    return try inserted(
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata))) RETURNING id",
+      listID, position, metadata)
   }
 
   func deleteSection(id: Int64) throws {
@@ -149,27 +165,27 @@ struct ListRows {
     } else {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
-    try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
-      sectionID, position,
-      value)
-    return db.lastInsertRowID
+    return try inserted(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      sectionID, position, value)
   }
 
   /// Appends many items to one section with one prepared statement.
   func appendItems(values: [String], sectionID: Int64) throws -> [Int64] {
     let keys = try PositionKey.keys(
       between: try lastItemPosition(sectionID: sectionID), nil, count: values.count)
-    let insert = try db.cachedStatement(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))")
+    let insert = try db.cached(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id"
+    )
     var ids: [Int64] = []
     ids.reserveCapacity(values.count)
     for (value, key) in zip(values, keys) {
       try insert.bind(sectionID, at: 1)
       try insert.bind(key, at: 2)
       try insert.bind(value, at: 3)
-      try insert.run()
-      ids.append(db.lastInsertRowID)
+      guard try insert.step() else { throw NeedsReload(reason: "the insert returned no id") }
+      ids.append(insert.int64(at: 0))
+      insert.reset()
     }
     return ids
   }
@@ -188,7 +204,7 @@ struct ListRows {
     try checkItem(id: id)
     let target = try sectionID(at: section)
     let (lower, upper) = try itemGap(sectionID: target, section: section, at: row, excluding: id)
-    let statement = try db.cachedStatement("SELECT section_id, position FROM items WHERE id = ?")
+    let statement = try db.cached("SELECT section_id, position FROM items WHERE id = ?")
     try statement.bind(id, at: 1)
     var current: (section: Int64, position: String)?
     if try statement.step() { current = (statement.int64(at: 0), statement.string(at: 1)) }
@@ -201,7 +217,7 @@ struct ListRows {
 
   /// The section and position key of item `id`, which must be in this list.
   func place(ofItem id: Int64) throws -> (section: Int64, key: String) {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       """
       SELECT i.section_id, i.position FROM items i JOIN sections s ON s.id = i.section_id
       WHERE i.id = ? AND s.list_id = ?
@@ -219,7 +235,7 @@ struct ListRows {
     -> (section: Int64, lower: String?, upper: String?)
   {
     let (section, key) = try place(ofItem: neighbor)
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       after
         ? "SELECT position FROM items WHERE section_id = ? AND position > ? AND id <> ? ORDER BY position LIMIT 1"
         : "SELECT position FROM items WHERE section_id = ? AND position < ? AND id <> ? ORDER BY position DESC LIMIT 1"
@@ -235,11 +251,9 @@ struct ListRows {
   /// Inserts an item right after (or before) item `neighbor`.
   func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
-    try db.run(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
-      section,
-      try PositionKey.between(lower, upper), value)
-    return db.lastInsertRowID
+    return try inserted(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      section, try PositionKey.between(lower, upper), value)
   }
 
   /// Moves item `id` right after (or before) item `neighbor`, in whichever section.
@@ -276,7 +290,7 @@ struct ListRows {
     let rows = "FROM \(table.rawValue) WHERE \(table.parentColumn) = ? AND id <> ?"
     let count = { Int(try db.scalarInt64("SELECT count(*) \(rows)", parent, excluded) ?? 0) }
     guard index >= 0 else { throw outOfRange(try count()) }
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       "SELECT position \(rows) ORDER BY position LIMIT ? OFFSET ?")
     try statement.bind(parent, at: 1)
     try statement.bind(excluded, at: 2)
@@ -330,7 +344,7 @@ package struct StoredSection: Sendable, Hashable {
 extension ListRows {
   /// Every section with its items, in order, as stored.
   func snapshot() throws -> [StoredSection] {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       """
       SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
       FROM sections s LEFT JOIN items i ON i.section_id = s.id
@@ -356,7 +370,7 @@ extension ListRows {
 
   /// One section with its items.
   func section(id: Int64) throws -> StoredSection {
-    let statement = try db.cachedStatement(
+    let statement = try db.cached(
       "SELECT id, position, metadata FROM sections WHERE id = ? AND list_id = ?")
     try statement.bind(id, at: 1)
     try statement.bind(listID, at: 2)
@@ -366,7 +380,7 @@ extension ListRows {
     }
     let row = StoredRow(id: id, position: statement.string(at: 1), json: statement.string(at: 2))
     statement.reset()
-    let items = try db.cachedStatement(
+    let items = try db.cached(
       "SELECT id, position, value FROM items WHERE section_id = ? ORDER BY position")
     try items.bind(id, at: 1)
     var rows: [StoredRow] = []

@@ -130,7 +130,7 @@ enum Migrator {
   private static func dataStep(after version: Int) -> ((Connection) throws -> Void)? {
     switch version {
     // Version 3 refuses malformed position keys from now on; rewrite those stored.
-    case 3: { db in _ = try PositionRepair.run(db: db) }
+    case 3: { db in _ = try PositionRepair.run(db: SQLiteDatabase(db)) }
     default: nil
     }
   }

@@ -22,7 +22,7 @@ enum PositionRepair {
 
   /// Rewrites every bad position key, in the caller's transaction.
   /// - Returns: How many keys were rewritten.
-  static func run(db: Connection) throws -> Int {
+  static func run(db: any DatabaseConnection) throws -> Int {
     var rewritten = 0
     for table in [Table.sections, Table.items] {
       for parent in try parentsWithBadKeys(table, db: db) {
@@ -35,7 +35,7 @@ enum PositionRepair {
   /// Rewrites every bad position key and deletes rows no list can reach (items of a
   /// deleted section, sections of a deleted list, which REPLACE by foreign clients
   /// with foreign keys off can leave behind), in the caller's transaction.
-  static func repairAll(db: Connection) throws -> Outcome {
+  static func repairAll(db: any DatabaseConnection) throws -> Outcome {
     var outcome = Outcome()
     outcome.orphanedSections = try db.run(
       "DELETE FROM sections WHERE NOT EXISTS (SELECT 1 FROM lists l WHERE l.id = sections.list_id)")
@@ -57,9 +57,9 @@ enum PositionRepair {
   }
 
   /// The parents (lists of sections, sections of items) that hold a bad key.
-  static func parentsWithBadKeys(_ table: Table, db: Connection) throws -> [Int64] {
-    let statement = try db.prepare(
-      "SELECT \(table.parentColumn), typeof(position), position FROM \(table.rawValue)")
+  static func parentsWithBadKeys(_ table: Table, db: any DatabaseConnection) throws -> [Int64] {
+    let statement = try db.prepared(
+      "SELECT \(table.parentColumn), \(db.dialect.positionType), position FROM \(table.rawValue)")
     var parents: [Int64] = []
     var seen = Set<Int64>()
     try statement.forEachRow { row in
@@ -72,10 +72,12 @@ enum PositionRepair {
   }
 
   /// Rewrites the bad keys among the children of `parent`, in their current order.
-  private static func repair(_ table: Table, parent: Int64, db: Connection) throws -> Int {
-    let statement = try db.prepare(
+  private static func repair(_ table: Table, parent: Int64, db: any DatabaseConnection) throws
+    -> Int
+  {
+    let statement = try db.prepared(
       """
-      SELECT id, typeof(position), position FROM \(table.rawValue)
+      SELECT id, \(db.dialect.positionType), position FROM \(table.rawValue)
       WHERE \(table.parentColumn) = ? ORDER BY position
       """)
     try statement.bind(parent, at: 1)
@@ -85,7 +87,7 @@ enum PositionRepair {
       let good = row.withUTF8(at: 2) { isGood(type: type, bytes: $0) }
       rows.append((row.int64(at: 0), good ? row.string(at: 2) : nil))
     }
-    let update = try db.prepare("UPDATE \(table.rawValue) SET position = ? WHERE id = ?")
+    let update = try db.prepared("UPDATE \(table.rawValue) SET position = ? WHERE id = ?")
     var rewritten = 0
     var index = 0
     var lower: String?

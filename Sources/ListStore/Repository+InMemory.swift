@@ -20,7 +20,7 @@ extension Repository {
 ///
 /// SQLite's own `:memory:` database exists only inside one connection, and the change
 /// feed reads through connections of its own; a file is what all of them can open.
-final class InMemoryDatabase: Sendable {
+package final class InMemoryDatabase: Sendable {
   /// The folder holding the database, its WAL and shared-memory files.
   let folder: String
   /// The database file.

@@ -79,7 +79,7 @@ extension Repository {
         problems.append(IntegrityProblem(check: check, detail: detail))
       }
 
-      try db.prepare("PRAGMA integrity_check").forEachRow { row in
+      try db.prepared("PRAGMA integrity_check").forEachRow { row in
         let text = row.string(at: 0)
         if text != "ok" { add("sqlite", text) }
       }
@@ -93,13 +93,13 @@ extension Repository {
         return problems
       }
 
-      try db.prepare(
+      try db.prepared(
         "SELECT i.id, i.section_id FROM items i LEFT JOIN sections s ON s.id = i.section_id WHERE s.id IS NULL"
       ).forEachRow {
         add(
           "rows", "item \($0.int64(at: 0)) is in section \($0.int64(at: 1)), which does not exist")
       }
-      try db.prepare(
+      try db.prepared(
         "SELECT s.id, s.list_id FROM sections s LEFT JOIN lists l ON l.id = s.list_id WHERE l.id IS NULL"
       ).forEachRow {
         add(
@@ -108,7 +108,7 @@ extension Repository {
       for (table, parent, noun) in [
         ("sections", "list_id", "list"), ("items", "section_id", "section"),
       ] {
-        try db.prepare(
+        try db.prepared(
           "SELECT \(parent), position, count(*) FROM \(table) GROUP BY \(parent), position HAVING count(*) > 1"
         ).forEachRow { row in
           add(
@@ -116,28 +116,29 @@ extension Repository {
             "\(noun) \(row.int64(at: 0)) has \(row.int64(at: 2)) \(table) at position \(row.string(at: 1).debugDescription)"
           )
         }
-        try db.prepare("SELECT id, typeof(position), position FROM \(table)").forEachRow { row in
-          let type = row.string(at: 1)
-          guard !row.withUTF8(at: 2, { PositionRepair.isGood(type: type, bytes: $0) }) else {
-            return
+        try db.prepared("SELECT id, \(db.dialect.positionType), position FROM \(table)")
+          .forEachRow { row in
+            let type = row.string(at: 1)
+            guard !row.withUTF8(at: 2, { PositionRepair.isGood(type: type, bytes: $0) }) else {
+              return
+            }
+            let key = row.string(at: 2)
+            add(
+              "positions",
+              "\(table.dropLast()) \(row.int64(at: 0)) has "
+                + (type == "text"
+                  ? "a malformed position \(key.debugDescription)"
+                  : "a position that is not text (\(type) \(key.debugDescription))")
+                + "; 'liststore repair' rewrites it")
           }
-          let key = row.string(at: 2)
-          add(
-            "positions",
-            "\(table.dropLast()) \(row.int64(at: 0)) has "
-              + (type == "text"
-                ? "a malformed position \(key.debugDescription)"
-                : "a position that is not text (\(type) \(key.debugDescription))")
-              + "; 'liststore repair' rewrites it")
-        }
-        try db.prepare("SELECT id FROM \(table) WHERE id <= 0").forEachRow { row in
+        try db.prepared("SELECT id FROM \(table) WHERE id <= 0").forEachRow { row in
           add("ids", "\(table.dropLast()) has the id \(row.int64(at: 0)), which is not positive")
         }
       }
-      try db.prepare("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {
+      try db.prepared("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {
         add("json", "item \($0.int64(at: 0)) holds a value that is not JSON")
       }
-      try db.prepare("SELECT id FROM sections WHERE NOT json_valid(metadata)").forEachRow {
+      try db.prepared("SELECT id FROM sections WHERE NOT json_valid(metadata)").forEachRow {
         add("json", "section \($0.int64(at: 0)) holds metadata that is not JSON")
       }
       let last = try ChangeLog.lastSeq(db: db)

@@ -26,8 +26,7 @@ extension Repository {
     guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
     let id = try write { db in
       if let id = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) { return id }
-      try db.run("INSERT INTO lists(name) VALUES (?)", name)
-      return db.lastInsertRowID
+      return try ListRows.insertList(named: name, db: db)
     }
     return StoredList(repository: self, id: id, name: name)
   }

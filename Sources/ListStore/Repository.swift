@@ -1,6 +1,13 @@
 import FoundationEssentials
+import ReactiveCore
 import SQLiteKit
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// A ListStore database: named lists of sections of items in one SQLite file.
 ///
@@ -17,7 +24,7 @@ import Synchronization
 /// try cities.appendItem("Berlin", toSection: 0)
 /// ```
 public final class Repository: Sendable {
-  /// The database file.
+  /// Where the database is: its file, or for PostgreSQL its URL without the password.
   public let path: String
   /// How long a write waits for another writer's lock before failing.
   public let busyTimeout: Duration
@@ -26,13 +33,18 @@ public final class Repository: Sendable {
   public let isReadOnly: Bool
 
   /// Serialises every use of `connection`.
-  private let lock = Mutex<Void>(())
+  private let lock = Locked<Void>(())
   /// Touched only inside `lock.withLock`, which makes the repository `Sendable`.
-  private nonisolated(unsafe) let connection: Connection
+  private nonisolated(unsafe) let connection: any DatabaseConnection
+  /// The storage engine: SQLite, or PostgreSQL.
+  let engine: any StorageEngine
   /// The change feed, made by the first observation.
-  private let feedStorage = Mutex<ChangeFeed?>(nil)
+  private let feedStorage = Locked<ChangeFeed?>(nil)
   /// Writes since the change log was last pruned.
   private let writesSincePruning = Atomic<Int>(0)
+  /// The thread running a write transaction on `connection` (0 for none), so that
+  /// reads and writes it makes from inside join that transaction.
+  private let batchThread = Atomic<UInt>(0)
   /// Whether observers notice other processes' commits on their own (else only
   /// through ``synchronizeObservers()`` and this repository's writes).
   private let watchesDatabase: Bool
@@ -78,27 +90,33 @@ public final class Repository: Sendable {
   /// `watchesDatabase`, other processes' commits reach observers only through
   /// ``synchronizeObservers()`` and this repository's writes, which tests use to
   /// decide how commits are batched.
-  package init(
+  package convenience init(
     path: String, busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool = true,
     maximumPageCount: Int?, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
-    self.watchesDatabase = watchesDatabase
     let inMemoryDatabase = path == Self.inMemoryPath ? try InMemoryDatabase() : nil
-    let path = inMemoryDatabase?.path ?? path
+    try self.init(
+      engine: SQLiteEngine(path: inMemoryDatabase?.path ?? path), busyTimeout: busyTimeout,
+      readOnly: readOnly, createIfMissing: createIfMissing, maximumPageCount: maximumPageCount,
+      watchesDatabase: watchesDatabase, inMemoryDatabase: inMemoryDatabase)
+  }
+
+  /// Opens the database `engine` reaches: how every engine's repository is made.
+  package init(
+    engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool,
+    createIfMissing: Bool = true, maximumPageCount: Int? = nil, watchesDatabase: Bool = true,
+    inMemoryDatabase: InMemoryDatabase? = nil
+  ) throws(ListStoreError) {
+    self.watchesDatabase = watchesDatabase
+    let opened = try engine.openRepository(
+      busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing,
+      maximumPageCount: maximumPageCount)
+    self.engine = engine
     self.inMemoryDatabase = inMemoryDatabase
-    let connection = try Migrator.open(
-      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
-    if let maximumPageCount {
-      do {
-        _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")
-      } catch {
-        throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
-      }
-    }
-    self.path = path
+    self.path = engine.location
     self.busyTimeout = busyTimeout
-    self.isReadOnly = connection.isReadOnly
-    self.connection = connection
+    self.isReadOnly = opened.isReadOnly
+    self.connection = opened.connection
   }
 
   /// The database path used when none is given: `$LISTSTORE_DB`, else
@@ -124,59 +142,82 @@ public final class Repository: Sendable {
 
   /// Runs `body` with the connection in a read transaction (one consistent state);
   /// SQLite errors are mapped to ``ListStoreError``. The result is made and returned on
-  /// the caller's thread, so it need not be `Sendable`.
-  func read<Result>(_ body: (Connection) throws -> Result) throws(ListStoreError) -> Result {
-    var outcome: Swift.Result<Result, any Error> = .failure(
-      ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
-    lock.withLock { _ in
-      outcome = Swift.Result { try connection.transaction(.deferred) { try body(connection) } }
-    }
+  /// the caller's thread, so it need not be `Sendable`. Inside a batch (``write(_:)``)
+  /// on this thread, it reads in the batch's transaction, seeing its writes.
+  func read<Result>(_ body: (any DatabaseConnection) throws -> Result) throws(ListStoreError)
+    -> Result
+  {
     do {
+      if batchThread.load(ordering: .acquiring) == currentThreadID() {
+        return try connection.transaction(.read) { try body(connection) }
+      }
+      var outcome: Swift.Result<Result, any Error> = .failure(
+        ListStoreError.sqlite(SQLiteError(code: .misuse, message: "the read did not run")))
+      lock.withLock { _ in
+        outcome = Swift.Result { try connection.transaction(.read) { try body(connection) } }
+      }
       return try outcome.get()
     } catch {
       throw mapped(error)
     }
   }
 
-  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws.
+  /// Runs `body` in a `BEGIN IMMEDIATE` transaction, rolled back when it throws; errors
+  /// are mapped to ``ListStoreError``.
   ///
   /// When lists of this repository are observed, the transaction also reads what it
   /// changed, just before its `COMMIT`, and the observers' arrays apply it once the
   /// commit succeeded; their events are delivered after every lock is released and
   /// before this returns (see ``StoredList/observe(undecodable:)`` for the one
-  /// exception: a write from inside an observer's callback).
-  func write<Result: Sendable>(_ body: (Connection) throws -> Result) throws(ListStoreError)
+  /// exception: a write from inside an observer's callback). Inside a batch on this
+  /// thread, it runs in a savepoint of the batch's transaction instead.
+  func write<Result: Sendable>(_ body: (any DatabaseConnection) throws -> Result)
+    throws(ListStoreError)
     -> Result
   {
-    let feed = feedStorage.withLock { $0 }
-    let outcome: (result: Result, observers: [any FeedObserver])
     do {
-      outcome = try lock.withLock { _ throws -> (result: Result, observers: [any FeedObserver]) in
-        if isReadOnly { throw ListStoreError.readOnly(path: path) }
-        let outcome: (result: Result, observers: [any FeedObserver])
-        if let feed {
-          outcome = try feed.observing(
-            { stage in
-              try connection.transaction(.immediate) {
-                let result = try body(connection)
-                stage()
-                return result
-              }
-            }, db: connection)
-        } else {
-          outcome = (try connection.transaction(.immediate) { try body(connection) }, [])
-        }
-        if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
-          writesSincePruning.store(0, ordering: .relaxed)
-          // Best effort: a failure here must not fail the write that just committed.
-          try? connection.transaction(.immediate) { try ChangeLog.prune(db: connection) }
-        }
-        return outcome
-      }
+      return try transaction(body)
     } catch {
       throw mapped(error)
     }
-    if let feed {
+  }
+
+  /// ``write(_:)`` that leaves errors other than SQLite's as they are.
+  private func transaction<Result: Sendable>(_ body: (any DatabaseConnection) throws -> Result)
+    throws
+    -> Result
+  {
+    let thread = currentThreadID()
+    if batchThread.load(ordering: .acquiring) == thread {
+      // A write inside a batch: part of the batch's transaction, undone alone if it fails.
+      return try connection.savepoint { try body(connection) }
+    }
+    let outcome = try lock.withLock {
+      _ throws -> (result: Result, observers: [any FeedObserver], feed: ChangeFeed?) in
+      if isReadOnly { throw ListStoreError.readOnly(path: path) }
+      batchThread.store(thread, ordering: .releasing)
+      defer { batchThread.store(0, ordering: .releasing) }
+      try connection.begin(.write)
+      let outcome: (result: Result, observers: [any FeedObserver], feed: ChangeFeed?)
+      do {
+        let result = try body(connection)
+        // The feed as it is now: `body` may have started observing.
+        let feed = feedStorage.withLock { $0 }
+        let observers = try feed?.committing(db: connection) { try connection.commit() }
+        if feed == nil { try connection.commit() }
+        outcome = (result, observers ?? [], feed)
+      } catch {
+        connection.rollback()
+        throw error
+      }
+      if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
+        writesSincePruning.store(0, ordering: .relaxed)
+        // Best effort: a failure here must not fail the write that just committed.
+        try? connection.transaction(.write) { try ChangeLog.prune(db: connection, engine: engine) }
+      }
+      return outcome
+    }
+    if let feed = outcome.feed {
       feed.deliver(outcome.observers)
       // An observer that could not read the log with this write reads it now.
       if feed.needsRefresh { feed.refresh() }
@@ -192,7 +233,7 @@ public final class Repository: Sendable {
     try feedStorage.withLock { feed throws(ListStoreError) -> ChangeFeed in
       if let feed { return feed }
       let made = try ChangeFeed(
-        path: path, busyTimeout: busyTimeout, mode: connection.mode,
+        engine: engine, busyTimeout: busyTimeout, readOnly: isReadOnly,
         watchesDatabase: watchesDatabase)
       feed = made
       return made
@@ -228,21 +269,56 @@ public final class Repository: Sendable {
   /// process) has read.
   /// - Throws: ``ListStoreError`` when the database cannot be written.
   public func pruneChangeLog() throws(ListStoreError) {
-    try write { db in try ChangeLog.prune(db: db) }
+    try write { db in try ChangeLog.prune(db: db, engine: engine) }
   }
 
   /// SQLite's count of rows changed through this repository's connection since it
   /// opened, triggers included (`sqlite3_total_changes`).
   package func totalChanges() throws(ListStoreError) -> Int {
-    try read { db in db.totalChanges }
+    try read { db in (db as? SQLiteDatabase)?.connection.totalChanges ?? 0 }
   }
 
   private func mapped(_ error: any Error) -> ListStoreError {
     switch error {
-    case let error as ListStoreError: error
-    case let error as SQLiteError: ListStoreError(error, path: path, busyTimeout: busyTimeout)
     case let error as PositionKey.InvalidKey: .malformedPosition(error.description)
-    default: .sqlite(SQLiteError(code: .error, message: "\(error)"))
+    default: engine.userError(error, busyTimeout: busyTimeout)
+    }
+  }
+}
+
+// MARK: - Batches
+
+extension Repository {
+  /// Runs several writes — to any lists of this repository — as one transaction: all
+  /// of them happen, or, when `body` throws, none does.
+  ///
+  /// Every mutation, read and observation call made from inside `body`, on the thread
+  /// running it, joins the transaction: reads see the batch's own writes, and a write
+  /// that fails is undone alone (a savepoint), so `body` may catch its error and go on.
+  /// A batch inside a batch is a savepoint too. Observers see the batch as one
+  /// changeset per list, delivered once it is committed, before this returns; a batch
+  /// that is rolled back emits nothing.
+  ///
+  /// ```swift
+  /// try repository.write {
+  ///   try cities.appendItem(City(name: "Rome"), toSection: 0)
+  ///   try cities.removeItem(at: IndexPath(item: 0, section: 0))
+  ///   try towns.appendSection(SectionMetadata(header: "Villages"))
+  /// }
+  /// ```
+  ///
+  /// Other threads' writes wait until the batch ends. Do not hand the batch's work to
+  /// another thread and wait for it: that thread's writes would wait for the batch.
+  /// - Parameter body: The writes.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws (the batch is then rolled back), or
+  ///   ``ListStoreError`` when the transaction cannot begin or commit.
+  @discardableResult
+  public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
+    do {
+      return try transaction { _ in try body() }
+    } catch  where engine.isEngineError(error) {
+      throw mapped(error)
     }
   }
 }
@@ -273,8 +349,7 @@ extension Repository {
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
       }
-      try db.run("INSERT INTO lists(name) VALUES (?)", name)
-      return db.lastInsertRowID
+      return try ListRows.insertList(named: name, db: db)
     }
   }
 
@@ -351,7 +426,7 @@ extension Repository {
   public func lists() throws(ListStoreError) -> [ListSummary] {
     try read { db in
       var result: [ListSummary] = []
-      let statement = try db.cachedStatement(
+      let statement = try db.cached(
         """
         SELECT l.id, l.name,
           (SELECT count(*) FROM sections s WHERE s.list_id = l.id),
@@ -367,4 +442,13 @@ extension Repository {
       return result
     }
   }
+}
+
+/// An id of the calling thread, never 0.
+func currentThreadID() -> UInt {
+  #if canImport(Glibc)
+    UInt(pthread_self())
+  #else
+    UInt(bitPattern: pthread_self())
+  #endif
 }

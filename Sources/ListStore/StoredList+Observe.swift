@@ -59,9 +59,11 @@ extension StoredList {
 extension StoredList {
   /// Makes this list's observer and its array from the state `db` reads, for
   /// ``ChangeFeed/register(_:)``.
-  func observer(undecodable: UndecodableRowPolicy<Metadata, Item>) -> (Connection) throws -> (
-    observer: any FeedObserver, seq: Int64, result: Observable2DArray<Metadata, Item>
-  ) {
+  func observer(undecodable: UndecodableRowPolicy<Metadata, Item>) -> (any DatabaseConnection)
+    throws -> (
+      observer: any FeedObserver, seq: Int64, result: Observable2DArray<Metadata, Item>
+    )
+  {
     let listID = id
     let name = name
     return { db in

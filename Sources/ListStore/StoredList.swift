@@ -26,7 +26,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// The list's name when the handle was made.
   public let name: String
 
-  private func write<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
+  private func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
+    throws(ListStoreError)
     -> Result
   {
     try repository.write { db in
@@ -41,6 +42,28 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     -> Result
   {
     try repository.read { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
+  }
+
+  /// Runs several writes as one transaction: see ``Repository/write(_:)``, which this
+  /// calls after checking that the list still exists. Writes to other lists of the same
+  /// repository may be part of it too.
+  ///
+  /// ```swift
+  /// try cities.write {
+  ///   let rome = try cities.appendItem(City(name: "Rome"), toSection: 0)
+  ///   try cities.moveItem(id: rome, to: IndexPath(item: 0, section: 0))
+  /// }  // observers get one changeset: Rome inserted at 0:0
+  /// ```
+  /// - Parameter body: The writes.
+  /// - Returns: What `body` returns.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, what `body` throws (everything is
+  ///   then rolled back), or ``ListStoreError`` when the transaction cannot commit.
+  @discardableResult
+  public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
+    try repository.write {
+      try read { _ in () }
+      return try body()
+    }
   }
 
   private static func split(_ indexPath: IndexPath) throws(ListStoreError) -> (
@@ -59,7 +82,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func appendSection(_ metadata: Metadata) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(metadata)
-    return try write { rows in try rows.insertSection(metadata: json, at: nil) }
+    return try writeRows { rows in try rows.insertSection(metadata: json, at: nil) }
   }
 
   /// Inserts a section so that it ends at `index`.
@@ -71,21 +94,21 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func insert(section metadata: Metadata, at index: Int) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(metadata)
-    return try write { rows in try rows.insertSection(metadata: json, at: index) }
+    return try writeRows { rows in try rows.insertSection(metadata: json, at: index) }
   }
 
   /// Deletes the section at `index` with all its items.
   /// - Parameter index: The section's index.
   /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
   public func removeSection(at index: Int) throws(ListStoreError) {
-    try write { rows in try rows.deleteSection(id: rows.sectionID(at: index)) }
+    try writeRows { rows in try rows.deleteSection(id: rows.sectionID(at: index)) }
   }
 
   /// Deletes a section with all its items.
   /// - Parameter id: The section's id.
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
   public func removeSection(id: Int64) throws(ListStoreError) {
-    try write { rows in try rows.deleteSection(id: id) }
+    try writeRows { rows in try rows.deleteSection(id: id) }
   }
 
   /// Moves the section at `from` so that it ends at index `to`.
@@ -95,7 +118,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``,
   ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
   public func moveSection(from: Int, to: Int) throws(ListStoreError) {
-    try write { rows in try rows.moveSection(id: rows.sectionID(at: from), to: to) }
+    try writeRows { rows in try rows.moveSection(id: rows.sectionID(at: from), to: to) }
   }
 
   /// Moves a section so that it ends at index `to`.
@@ -105,7 +128,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``,
   ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
   public func moveSection(id: Int64, to: Int) throws(ListStoreError) {
-    try write { rows in try rows.moveSection(id: id, to: to) }
+    try writeRows { rows in try rows.moveSection(id: id, to: to) }
   }
 
   /// Replaces the metadata of the section at `index`.
@@ -115,7 +138,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``.
   public func setMetadata(_ metadata: Metadata, forSectionAt index: Int) throws(ListStoreError) {
     let json = try ValueCoder.encode(metadata)
-    try write { rows in try rows.setMetadata(json, sectionID: rows.sectionID(at: index)) }
+    try writeRows { rows in try rows.setMetadata(json, sectionID: rows.sectionID(at: index)) }
   }
 
   /// Replaces a section's metadata.
@@ -125,7 +148,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
   public func setMetadata(_ metadata: Metadata, forSectionWithID id: Int64) throws(ListStoreError) {
     let json = try ValueCoder.encode(metadata)
-    try write { rows in try rows.setMetadata(json, sectionID: id) }
+    try writeRows { rows in try rows.setMetadata(json, sectionID: id) }
   }
 
   // MARK: - Items
@@ -139,7 +162,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func appendItem(_ item: Item, toSection section: Int) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(item)
-    return try write { rows in try rows.insertItem(value: json, section: section, row: nil) }
+    return try writeRows { rows in try rows.insertItem(value: json, section: section, row: nil) }
   }
 
   /// Adds items after the last one of a section, in one transaction.
@@ -153,7 +176,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func appendItems(_ items: [Item], toSection section: Int) throws(ListStoreError) -> [Int64]
   {
     let values = try ValueCoder.encodeAll(items)
-    return try write { rows in
+    return try writeRows { rows in
       try rows.appendItems(values: values, sectionID: rows.sectionID(at: section))
     }
   }
@@ -171,7 +194,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     for (section, items) in batches.sorted(by: { $0.key < $1.key }) {
       encoded.append((section, try ValueCoder.encodeAll(items)))
     }
-    return try write { rows in
+    return try writeRows { rows in
       var ids: [Int: [Int64]] = [:]
       for (section, values) in encoded {
         ids[section] = try rows.appendItems(values: values, sectionID: rows.sectionID(at: section))
@@ -191,7 +214,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func insert(item: Item, at indexPath: IndexPath) throws(ListStoreError) -> Int64 {
     let (section, row) = try Self.split(indexPath)
     let json = try ValueCoder.encode(item)
-    return try write { rows in try rows.insertItem(value: json, section: section, row: row) }
+    return try writeRows { rows in try rows.insertItem(value: json, section: section, row: row) }
   }
 
   /// Inserts an item right after another one, in its section.
@@ -207,7 +230,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func insert(item: Item, after neighbor: Int64) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(item)
-    return try write { rows in try rows.insertItem(value: json, nextTo: neighbor, after: true) }
+    return try writeRows { rows in try rows.insertItem(value: json, nextTo: neighbor, after: true) }
   }
 
   /// Inserts an item right before another one, in its section.
@@ -220,7 +243,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func insert(item: Item, before neighbor: Int64) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(item)
-    return try write { rows in try rows.insertItem(value: json, nextTo: neighbor, after: false) }
+    return try writeRows { rows in try rows.insertItem(value: json, nextTo: neighbor, after: false)
+    }
   }
 
   /// Deletes the item at `indexPath`.
@@ -228,14 +252,14 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``.
   public func removeItem(at indexPath: IndexPath) throws(ListStoreError) {
     let (section, row) = try Self.split(indexPath)
-    try write { rows in try rows.deleteItem(id: rows.itemID(section: section, row: row)) }
+    try writeRows { rows in try rows.deleteItem(id: rows.itemID(section: section, row: row)) }
   }
 
   /// Deletes an item.
   /// - Parameter id: The item's id.
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   public func removeItem(id: Int64) throws(ListStoreError) {
-    try write { rows in try rows.deleteItem(id: id) }
+    try writeRows { rows in try rows.deleteItem(id: id) }
   }
 
   /// Moves an item, within its section or to another one.
@@ -247,7 +271,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func moveItem(from: IndexPath, to: IndexPath) throws(ListStoreError) {
     let source = try Self.split(from)
     let target = try Self.split(to)
-    try write { rows in
+    try writeRows { rows in
       try rows.moveItem(
         id: rows.itemID(section: source.section, row: source.row), toSection: target.section,
         row: target.row)
@@ -262,7 +286,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
   public func moveItem(id: Int64, to: IndexPath) throws(ListStoreError) {
     let target = try Self.split(to)
-    try write { rows in try rows.moveItem(id: id, toSection: target.section, row: target.row) }
+    try writeRows { rows in try rows.moveItem(id: id, toSection: target.section, row: target.row) }
   }
 
   /// Moves an item right after another one, within its section or to the other's.
@@ -272,7 +296,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   /// - Complexity: O(log *n*).
   public func moveItem(id: Int64, after neighbor: Int64) throws(ListStoreError) {
-    try write { rows in try rows.moveItem(id: id, nextTo: neighbor, after: true) }
+    try writeRows { rows in try rows.moveItem(id: id, nextTo: neighbor, after: true) }
   }
 
   /// Moves an item right before another one, within its section or to the other's.
@@ -282,7 +306,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   /// - Complexity: O(log *n*).
   public func moveItem(id: Int64, before neighbor: Int64) throws(ListStoreError) {
-    try write { rows in try rows.moveItem(id: id, nextTo: neighbor, after: false) }
+    try writeRows { rows in try rows.moveItem(id: id, nextTo: neighbor, after: false) }
   }
 
   /// Replaces the value of the item at `indexPath`.
@@ -293,7 +317,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func replaceItem(at indexPath: IndexPath, with item: Item) throws(ListStoreError) {
     let (section, row) = try Self.split(indexPath)
     let json = try ValueCoder.encode(item)
-    try write { rows in try rows.setValue(json, itemID: rows.itemID(section: section, row: row)) }
+    try writeRows { rows in try rows.setValue(json, itemID: rows.itemID(section: section, row: row))
+    }
   }
 
   /// Replaces an item's value.
@@ -303,7 +328,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   public func replaceItem(id: Int64, with item: Item) throws(ListStoreError) {
     let json = try ValueCoder.encode(item)
-    try write { rows in try rows.setValue(json, itemID: id) }
+    try writeRows { rows in try rows.setValue(json, itemID: id) }
   }
 
   // MARK: - Reads
@@ -415,7 +440,7 @@ extension StoredList {
   package func updateMetadataJSON(
     forSectionAt index: Int, _ transform: @escaping @Sendable (String) throws -> String
   ) throws(ListStoreError) {
-    try write { rows in
+    try writeRows { rows in
       let id = try rows.sectionID(at: index)
       try rows.setMetadata(try transform(rows.section(id: id).row.json), sectionID: id)
     }
@@ -433,7 +458,7 @@ extension StoredList {
   ) throws -> Output {
     var failure: (any Error)?
     do {
-      return try write { rows in
+      return try writeRows { rows in
         do {
           let (json, output) = try transform(try rows.itemValue(id: id))
           try rows.setValue(json, itemID: id)
@@ -465,8 +490,7 @@ extension Repository {
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
       }
-      try db.run("INSERT INTO lists(name) VALUES (?)", name)
-      let rows = try ListRows(db: db, listID: db.lastInsertRowID)
+      let rows = ListRows(db: db, listID: try ListRows.insertList(named: name, db: db))
       for section in contents {
         let sectionID = try rows.insertSection(metadata: section.metadata, at: nil)
         _ = try rows.appendItems(values: section.items, sectionID: sectionID)

@@ -2,7 +2,6 @@ import Counters
 import ListStore
 import ListStoreFormats
 import ReactiveCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -218,7 +217,7 @@ final class CountersScreen {
       var readFailure: String?
     }
 
-    let contents = Mutex(Contents())
+    let contents = Locked(Contents())
   }
 
   let controller: CountersController

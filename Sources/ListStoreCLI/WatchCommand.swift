@@ -4,7 +4,6 @@ import ListStore
 import ListStoreFormats
 import Observable2D
 import ReactiveCore
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -74,7 +73,7 @@ enum WatchCommand {
     }
 
     let ended = DispatchSemaphore(value: 0)
-    let ending = Mutex<Ending?>(nil)
+    let ending = Locked<Ending?>(nil)
     let finish: @Sendable (Ending) -> Void = { reason in
       let first = ending.withLock { current -> Bool in
         guard current == nil else { return false }
@@ -86,9 +85,9 @@ enum WatchCommand {
         screen?.waker.wake()
       }
     }
-    let printed = Mutex(0)
+    let printed = Locked(0)
     // Events are delivered one at a time; the lock orders them with the final flush.
-    let printLock = Mutex<Void>(())
+    let printLock = Locked<Void>(())
     let bag = DisposeBag()
     if maxEvents == 0 {
       finish(.maxEvents)

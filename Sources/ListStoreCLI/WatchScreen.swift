@@ -1,7 +1,7 @@
 import ListStore
 import ListStoreFormats
 import Observable2D
-import Synchronization
+import ReactiveCore
 
 #if canImport(Glibc)
   import Glibc
@@ -126,7 +126,7 @@ final class WatchScreenLoop: WatchPrinter, Sendable {
   }
 
   let name: String
-  private let inbox = Mutex(Inbox())
+  private let inbox = Locked(Inbox())
   /// Wakes the loop: new rows, an ending, a resize or a signal.
   let waker: Waker
 

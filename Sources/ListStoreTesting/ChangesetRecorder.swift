@@ -1,7 +1,7 @@
 public import Dispatch
 import Foundation
 public import ListStore
-import Synchronization
+import ReactiveCore
 
 /// Records every changeset of an observable 2D array — a stored list's, or any other — for
 /// assertions: the next one with ``expect(next:_:fileID:filePath:line:column:)``, the whole sequence with
@@ -39,7 +39,7 @@ public final class ChangesetRecorder<Metadata: Sendable, Item: Sendable>: Sendab
   /// The recorded array, kept alive by the recorder.
   public let array: Observable2DArray<Metadata, Item>
   private let repository: Repository?
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let bag = DisposeBag()
 
   /// Starts recording `array`, whose current state is the starting point.

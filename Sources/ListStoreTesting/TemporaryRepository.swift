@@ -1,7 +1,7 @@
 public import Dispatch
 import Foundation
 public import ListStore
-import Synchronization
+import ReactiveCore
 
 /// A repository for one test: a real ListStore database of its own, made fresh for the
 /// test and removed by ``remove()``.
@@ -179,7 +179,7 @@ struct SQLiteTemplate: Sendable {
 }
 
 /// The template's folder, for the exit handler, which cannot capture it.
-private let templateFolder = Mutex<String?>(nil)
+private let templateFolder = Locked<String?>(nil)
 
 /// A new, empty folder under the system's temporary folder (`$TMPDIR`).
 func makeTemporaryFolder(prefix: String) throws(ListStoreError) -> String {

@@ -1,5 +1,5 @@
 public import FoundationEssentials
-import Synchronization
+import ReactiveCore
 
 /// An observable 2D array with Bond's mutations; each mutation emits one event.
 ///
@@ -24,7 +24,7 @@ import Synchronization
 /// event, say) is still held, in which case the touched chunk and the chunk table are copied.
 public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<Metadata, Item> {
   /// Serializes mutations; held while a batch's closure runs.
-  private let writer = Mutex(())
+  private let writer = Locked(())
 
   /// Creates an array with `sections`; sections and items with id `0` get fresh ids.
   ///

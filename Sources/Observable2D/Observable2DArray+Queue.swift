@@ -1,6 +1,5 @@
 public import Dispatch
 import ReactiveCore
-import Synchronization
 
 extension Observable2DArray where Metadata: Sendable, Item: Sendable {
   /// An array that follows this one on `queue`: its state and its events change together
@@ -48,7 +47,7 @@ package final class QueueBoundObservable2DArray<Metadata: Sendable, Item: Sendab
   package let queue: DispatchQueue
   /// The array this one follows; kept alive by this one.
   private let source: Observable2DArray<Metadata, Item>
-  private let inbox = Mutex<[Received]>([])
+  private let inbox = Locked<[Received]>([])
   /// The subscriptions to `source`; disposed when this array goes.
   private let subscriptions = CompositeDisposable()
 
@@ -123,7 +122,7 @@ enum QueueIdentity {
   final class Token: Sendable {}
 
   private static let key = DispatchSpecificKey<Token>()
-  private static let marking = Mutex<Void>(())
+  private static let marking = Locked<Void>(())
 
   /// Gives `queue` a token, unless it has one.
   static func mark(_ queue: DispatchQueue) {

@@ -1,7 +1,6 @@
 import Dispatch
 public import FoundationEssentials
 public import ReactiveCore
-import Synchronization
 
 /// A read-only, observable 2D array: sections of items that a table view can bind to.
 ///
@@ -42,7 +41,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// The element type of the observable: one event per change.
   public typealias Element = Observable2DArrayEvent<Metadata, Item>
 
-  let state: Mutex<ArrayState<Metadata, Item>>
+  let state: Locked<ArrayState<Metadata, Item>>
   let subject = PublishSubject<Observable2DArrayEvent<Metadata, Item>>()
 
   /// Creates an array with `sections`; sections and items with id `0` get fresh ids.
@@ -52,12 +51,12 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   public init(_ sections: [Section] = []) {
     var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: 1)
     editor.adopt(sections)
-    state = Mutex(ArrayState(sections: editor.sections, nextID: editor.nextID))
+    state = Locked(ArrayState(sections: editor.sections, nextID: editor.nextID))
   }
 
   /// Creates an array holding `sections` exactly as given, ids included (a snapshot).
   init(snapshot sections: [Section]) {
-    state = Mutex(ArrayState(sections: sections, nextID: 1))
+    state = Locked(ArrayState(sections: sections, nextID: 1))
   }
 
   /// The current sections, with their ids.
@@ -329,7 +328,7 @@ final class PendingSubscription: Disposable {
     var inner: (any Disposable)?
   }
 
-  private let slot = Mutex(Slot())
+  private let slot = Locked(Slot())
 
   /// Hands over the started subscription, or disposes it when this one was disposed already.
   func attach(_ inner: any Disposable) {

@@ -1,17 +1,15 @@
-import Synchronization
-
 /// A thread-safe group of disposables that are disposed together.
 ///
 /// Adding a disposable to a composite that is already disposed disposes it at once.
 public final class CompositeDisposable: Disposable {
   // `nil` once disposed.
-  private let items: Mutex<[any Disposable]?>
+  private let items: Locked<[any Disposable]?>
 
   /// Creates a composite holding `disposables`.
   ///
   /// - Parameter disposables: The initial members.
   public init(_ disposables: [any Disposable] = []) {
-    items = Mutex(disposables)
+    items = Locked(disposables)
   }
 
   /// Adds `disposable`, or disposes it at once if the composite is already disposed.
@@ -52,7 +50,7 @@ public final class SerialDisposable: Disposable {
     var isDisposed = false
   }
 
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Creates an empty slot.
   public init() {}

@@ -54,13 +54,13 @@ public final class BooleanDisposable: Disposable {
 
 /// A disposable that runs an action the first time it is disposed.
 public final class AnonymousDisposable: Disposable {
-  private let action: Mutex<(@Sendable () -> Void)?>
+  private let action: Locked<(@Sendable () -> Void)?>
 
   /// Creates a disposable that runs `action` once, on the thread that first disposes it.
   ///
   /// - Parameter action: The clean-up to run; it is released after it ran.
   public init(_ action: @escaping @Sendable () -> Void) {
-    self.action = Mutex(action)
+    self.action = Locked(action)
   }
 
   /// Runs the action if it has not run yet.

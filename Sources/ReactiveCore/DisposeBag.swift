@@ -1,5 +1,3 @@
-import Synchronization
-
 /// A thread-safe bag of disposables that disposes them all when it is deinitialized.
 ///
 /// Tie subscriptions to an owner by keeping a bag in it; replace the bag to drop every binding

@@ -54,11 +54,11 @@ struct Gate<Op, Shared>: ~Copyable {
   @usableFromInline static var runningWithQueue: Int { 2 }
 
   @usableFromInline let ownership = Atomic(0)
-  @usableFromInline let queue: Mutex<GateQueue<Op, Shared>>
+  @usableFromInline let queue: Locked<GateQueue<Op, Shared>>
 
   @inlinable
   init(shared: Shared) {
-    queue = Mutex(GateQueue(shared: shared))
+    queue = Locked(GateQueue(shared: shared))
   }
 
   /// Runs `op` now on this thread if the gate is idle, or queues it for the current owner.

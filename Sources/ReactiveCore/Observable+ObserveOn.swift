@@ -37,7 +37,7 @@ final class ObserveOnSink<Element: Sendable>: Disposable, @unchecked Sendable {
   }
 
   private let queue: DispatchQueue
-  private let buffer = Mutex(Buffer())
+  private let buffer = Locked(Buffer())
   private var downstream: Observer<Element>?
   private let isStopped = AtomicFlag()
   /// The subscription to the source.

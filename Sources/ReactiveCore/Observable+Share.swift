@@ -1,5 +1,3 @@
-import Synchronization
-
 extension ObservableType {
   /// Shares one subscription to this observable among all subscribers, replaying the latest
   /// `replay` elements to each new one (RxSwift `share(replay:)`).
@@ -34,7 +32,7 @@ final class ShareConnection<Element>: @unchecked Sendable {
 
   private let source: Observable<Element>
   private let replay: Int
-  private let state = Mutex(UncheckedSendable(State()))
+  private let state = Locked(UncheckedSendable(State()))
 
   init(source: Observable<Element>, replay: Int) {
     self.source = source

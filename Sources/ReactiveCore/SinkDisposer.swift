@@ -36,11 +36,11 @@ final class SinkDisposer: Disposable, @unchecked Sendable {
     var cancel: (() -> Void)?
   }
 
-  private let state: Mutex<UncheckedSendable<State>>
+  private let state: Locked<UncheckedSendable<State>>
 
   @usableFromInline
   init(cancel: (() -> Void)?) {
-    state = Mutex(UncheckedSendable(State(cancel: cancel)))
+    state = Locked(UncheckedSendable(State(cancel: cancel)))
   }
 
   /// Stores the upstream subscription, or disposes it at once if already disposed.

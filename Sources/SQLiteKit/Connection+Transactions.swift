@@ -28,17 +28,37 @@ extension Connection {
     _ kind: TransactionKind = .immediate, _ body: () throws -> Result
   ) throws -> Result {
     if isInTransaction { return try savepoint(body) }
-    // Prepared once per connection: BEGIN and COMMIT run on every write.
-    try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").run()
+    try begin(kind)
     let result: Result
     do {
       result = try body()
-      try cachedStatement("COMMIT TRANSACTION").run()
+      try commit()
     } catch {
-      rollbackIgnoringErrors()
+      rollback()
       throw error
     }
     return result
+  }
+
+  /// Begins a transaction; pair it with ``commit()`` or ``rollback()``. Prefer
+  /// ``transaction(_:_:)``, which pairs them itself.
+  /// - Parameter kind: How to begin.
+  /// - Throws: ``SQLiteError`` (`SQLITE_BUSY` past the busy timeout, for one).
+  public func begin(_ kind: TransactionKind = .immediate) throws {
+    // Prepared once per connection: BEGIN and COMMIT run on every write.
+    try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").run()
+  }
+
+  /// Commits the transaction that ``begin(_:)`` started.
+  /// - Throws: ``SQLiteError``; the transaction is then still open (or was rolled back
+  ///   by SQLite), and ``rollback()`` ends it.
+  public func commit() throws {
+    try cachedStatement("COMMIT TRANSACTION").run()
+  }
+
+  /// Rolls back the transaction under way, if any; never fails.
+  public func rollback() {
+    rollbackIgnoringErrors()
   }
 
   /// Runs `body` inside a savepoint, released when `body` returns and rolled back

@@ -30,12 +30,13 @@ import Testing
   @discardableResult
   func makeCities(_ repository: Repository) throws -> RawList {
     let list = try repository.createList("cities", metadata: RawJSON.self, item: RawJSON.self)
-    for (header, items) in [("Europe", ["Paris", "Berlin"]), ("Asia", ["Tokyo", "Seoul"])] {
-      let section = try list.appendSection(RawJSON("{\"header\":\"\(header)\"}"))
-      _ = section
+    for (index, (header, items)) in [
+      ("Europe", ["Paris", "Berlin"]), ("Asia", ["Tokyo", "Seoul"]),
+    ]
+    .enumerated() {
+      try list.appendSection(RawJSON("{\"header\":\"\(header)\"}"))
+      try list.appendItems(items.map { RawJSON("\"\($0)\"") }, toSection: index)
     }
-    try list.appendItems([RawJSON("\"Paris\""), RawJSON("\"Berlin\"")], toSection: 0)
-    try list.appendItems([RawJSON("\"Tokyo\""), RawJSON("\"Seoul\"")], toSection: 1)
     return list
   }
 
@@ -453,7 +454,8 @@ import Testing
     try repository.backup(to: path)
     try Connection(path: path).execute("PRAGMA journal_mode = DELETE")
     let feed = try ChangeFeed(
-      path: path, busyTimeout: .zero, mode: .readWriteCreate, watchesDatabase: false)
+      engine: SQLiteEngine(path: path), busyTimeout: .zero, readOnly: false,
+      watchesDatabase: false)
     let array = try feed.register(list.observer(undecodable: .fail))
     let recorder = ArrayRecorder(array, describe: { $0.text }, header: { $0.text })
     // Another client commits a change, then holds the database locked.
@@ -462,7 +464,7 @@ import Testing
 
     // One observer staged by hand: the read fails, so it reads again later and goes on.
     let (sections, mirror) = try ListObserver<RawJSON, RawJSON>.load(
-      listID: list.id, db: Connection(path: repository.path, mode: .readOnly))
+      listID: list.id, db: SQLiteDatabase(Connection(path: repository.path, mode: .readOnly)))
     let handArray = MutableObservable2DArray(sections)
     let handRecorder = ArrayRecorder(handArray, describe: { $0.text }, header: { $0.text })
     let observer = ListObserver<RawJSON, RawJSON>(
@@ -470,7 +472,7 @@ import Testing
     let entry = ChangeLogEntry(
       seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update, rowID: 1, parent: 1,
       oldParent: 1, oldPosition: "a0")
-    let reader = try Connection(path: path, mode: .readOnly, busyTimeout: .zero)
+    let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
     observer.stage(entries: [entry][...], lastSeq: 1, horizon: 0, db: reader)()
     observer.deliver()
     #expect(observer.needsRead && observer.seq == 0)

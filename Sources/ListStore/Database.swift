@@ -1,0 +1,245 @@
+import Synchronization
+
+/// A value bound to a statement parameter, whatever the engine.
+@usableFromInline
+package enum SQLValue: Sendable, Hashable {
+  case integer(Int64)
+  case real(Double)
+  case text(String)
+  case null
+}
+
+/// A Swift value that can be bound to a statement parameter.
+package protocol SQLBindable {
+  /// The value as a parameter.
+  var sqlValue: SQLValue { get }
+}
+
+extension Int64: SQLBindable {
+  package var sqlValue: SQLValue { .integer(self) }
+}
+
+extension Int: SQLBindable {
+  package var sqlValue: SQLValue { .integer(Int64(self)) }
+}
+
+extension Double: SQLBindable {
+  package var sqlValue: SQLValue { .real(self) }
+}
+
+extension String: SQLBindable {
+  package var sqlValue: SQLValue { .text(self) }
+}
+
+extension Optional: SQLBindable where Wrapped: SQLBindable {
+  package var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+/// How a transaction is begun.
+@usableFromInline
+package enum TransactionMode: Sendable {
+  /// One consistent state of the database to read from.
+  case read
+  /// A write, ordered with every other writer's: SQLite's `BEGIN IMMEDIATE`, or
+  /// PostgreSQL's transaction-scoped lock that makes the change log's order the order
+  /// of commits.
+  case write
+}
+
+/// The SQL that differs between engines. Everything else ListStore runs is written
+/// once, with `?` placeholders, for both.
+@usableFromInline
+package struct SQLDialect: Sendable {
+  /// Which engine.
+  package enum Engine: Sendable { case sqlite, postgresql }
+
+  package var engine: Engine
+  /// The expression that stores a bound JSON parameter that may need checking and
+  /// compacting (values ListStore did not encode itself).
+  package var checkedJSONParameter: String
+  /// One row, two columns: the seq of the last log entry ever written (0 for none),
+  /// and how far the log was pruned.
+  package var lastSeqAndHorizon: String
+  /// The type of a `position` value as text (`'text'` where only text is possible).
+  package var positionType: String
+}
+
+/// A connection to a ListStore database, whatever its engine: what the repository, the
+/// change feed and the observers need. One thread at a time.
+@usableFromInline
+package protocol DatabaseConnection: AnyObject {
+  /// The engine's SQL where it differs.
+  var dialect: SQLDialect { get }
+  /// A statement for `sql` (with `?` placeholders), prepared once and kept.
+  func cached(_ sql: String) throws -> any DatabaseStatement
+  /// A statement for `sql`, prepared for this use only.
+  func prepared(_ sql: String) throws -> any DatabaseStatement
+  /// Runs SQL without parameters, possibly several statements.
+  func execute(_ sql: String) throws
+  /// Begins a transaction.
+  func begin(_ mode: TransactionMode) throws
+  /// Commits the transaction under way.
+  func commit() throws
+  /// Rolls back the transaction under way, if any; never fails.
+  func rollback()
+  /// Runs `body` in a savepoint inside the transaction under way: undone alone when it
+  /// throws.
+  func savepoint<Result>(_ body: () throws -> Result) throws -> Result
+  /// Whether a transaction is under way.
+  var isInTransaction: Bool { get }
+  /// Rows this connection has read so far (for tests and benchmarks).
+  var rowsRead: Int { get }
+}
+
+/// A prepared statement: bind parameters, step through rows, read columns.
+@usableFromInline
+package protocol DatabaseStatement: AnyObject {
+  func bind(_ value: SQLValue, at index: Int32) throws
+  /// Advances to the next row; `false` when done.
+  func step() throws -> Bool
+  /// Makes it ready to run again (keeping bindings).
+  func reset()
+  func int64(at index: Int32) -> Int64
+  func optionalInt64(at index: Int32) -> Int64?
+  func double(at index: Int32) -> Double
+  func string(at index: Int32) -> String
+  func optionalString(at index: Int32) -> String?
+  func isNull(at index: Int32) -> Bool
+  /// How many rows the last run of this statement inserted, updated or deleted (not
+  /// counting what triggers did).
+  var rowsChanged: Int { get }
+  /// Calls `body` with the column's UTF-8 bytes, valid only during the call.
+  func withUTF8<R>(at index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows
+    -> R
+}
+
+extension DatabaseStatement {
+  @inlinable
+  func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
+  @inlinable
+  func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
+
+  /// Binds `values` to the parameters, in order.
+  func bind(_ values: [any SQLBindable]) throws {
+    for (offset, value) in values.enumerated() { try bind(value.sqlValue, at: Int32(offset + 1)) }
+  }
+
+  func int(at index: Int32) -> Int { Int(int64(at: index)) }
+
+  /// Runs it to completion, ignoring rows, then resets it.
+  func run() throws {
+    defer { reset() }
+    while try step() {}
+  }
+
+  /// Steps through every row, calling `body` on each, then resets it.
+  @inlinable
+  func forEachRow(_ body: (any DatabaseStatement) throws -> Void) throws {
+    defer { reset() }
+    while try step() { try body(self) }
+  }
+}
+
+extension DatabaseConnection {
+  /// Runs `body` in a transaction: committed when it returns, rolled back when it (or
+  /// the commit) throws; inside another transaction, a savepoint.
+  @discardableResult
+  func transaction<Result>(_ mode: TransactionMode, _ body: () throws -> Result) throws -> Result {
+    if isInTransaction { return try savepoint(body) }
+    try begin(mode)
+    do {
+      let result = try body()
+      try commit()
+      return result
+    } catch {
+      rollback()
+      throw error
+    }
+  }
+
+  /// Runs one statement with parameters, ignoring any rows it returns.
+  /// - Returns: How many rows it inserted, updated or deleted.
+  @discardableResult
+  func run(_ sql: String, _ values: any SQLBindable...) throws -> Int {
+    let statement = try cached(sql)
+    try statement.bind(values)
+    try statement.run()
+    return statement.rowsChanged
+  }
+
+  /// The first column of the first row, or `nil` when there is no row or it is `NULL`.
+  func scalarInt64(_ sql: String, _ values: any SQLBindable...) throws -> Int64? {
+    let statement = try cached(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step() else { return nil }
+    return statement.optionalInt64(at: 0)
+  }
+
+  /// The first column of the first row as text, or `nil`.
+  func scalarText(_ sql: String, _ values: any SQLBindable...) throws -> String? {
+    let statement = try cached(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step() else { return nil }
+    return statement.optionalString(at: 0)
+  }
+}
+
+/// What a connection is for, when the change feed opens one of its own.
+package enum ConnectionRole: Sendable {
+  /// The feed's reads of the log and of the rows it names.
+  case feed
+  /// The feed's record of where this process has read (a short write now and then,
+  /// that must never wait long for another writer).
+  case bookkeeping
+}
+
+/// Whether the change feed can hear of other writers' commits.
+public enum FeedConnectionStatus: Sendable, Hashable {
+  /// Connected: commits arrive as they happen.
+  case connected
+  /// The connection to the server was lost; retrying. The string says why.
+  case disconnected(String)
+}
+
+/// Something that tells the change feed when others may have committed; cancelled
+/// when the feed goes away.
+package protocol ChangeWatch: Sendable {
+  /// Stops watching; no callback runs after this returns (unless called from one).
+  func cancel()
+}
+
+/// One storage engine: where a repository's data lives and how to reach it. The
+/// repository, the change feed and the observers are written once against this and
+/// ``DatabaseConnection``; SQLite and PostgreSQL each implement it once.
+package protocol StorageEngine: Sendable {
+  /// Where the database is, for messages: a file path, or a URL without its password.
+  var location: String { get }
+  /// The engine's SQL where it differs.
+  var dialect: SQLDialect { get }
+  /// Opens the database — creating and migrating it as allowed — and returns the
+  /// repository's own connection and whether it can write.
+  func openRepository(
+    busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool, maximumPageCount: Int?
+  ) throws(ListStoreError) -> (connection: any DatabaseConnection, isReadOnly: Bool)
+  /// Opens another connection to the (already opened) database.
+  func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
+    throws(ListStoreError) -> any DatabaseConnection
+  /// Starts watching for commits by others: `onChange` is called, on a thread of the
+  /// watch's own, with a connection it may use there to check the log cheaply; `status`
+  /// hears when the engine loses or regains its connection. `nil` when it cannot watch.
+  func watch(
+    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    status: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) -> (any ChangeWatch)?
+  /// The error users should see for `error`, met on this database.
+  func userError(_ error: any Error, busyTimeout: Duration) -> ListStoreError
+  /// Whether `error` comes from the engine (rather than from a caller's closure).
+  func isEngineError(_ error: any Error) -> Bool
+  /// Of the readers recorded with these process ids (SQLite) or server sessions
+  /// (PostgreSQL), those that are certainly gone.
+  func goneReaders(_ ids: [Int64], db: any DatabaseConnection) throws -> Set<Int64>
+  /// The id this process records as its reader's (a process id, or a server session).
+  func readerProcessID(db: any DatabaseConnection) throws -> Int64
+}

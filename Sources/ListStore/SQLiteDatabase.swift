@@ -1,0 +1,181 @@
+import SQLiteKit
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// ListStore's connection to a SQLite database: a ``DatabaseConnection`` over
+/// SQLiteKit's `Connection`.
+final class SQLiteDatabase: DatabaseConnection {
+  /// The SQLite connection.
+  let connection: Connection
+  private var statements: [String: SQLiteStatement] = [:]
+
+  /// SQLite's SQL where it differs from PostgreSQL's.
+  static let dialect = SQLDialect(
+    engine: .sqlite, checkedJSONParameter: "json(?)",
+    lastSeqAndHorizon: """
+      SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'changes'), 0),
+        (SELECT pruned_through FROM change_log_horizon WHERE id = 1)
+      """,
+    positionType: "typeof(position)")
+
+  init(_ connection: Connection) {
+    self.connection = connection
+  }
+
+  var dialect: SQLDialect { Self.dialect }
+
+  func cached(_ sql: String) throws -> any DatabaseStatement {
+    if let statement = statements[sql] {
+      statement.reset()
+      return statement
+    }
+    let statement = SQLiteStatement(try connection.cachedStatement(sql), connection: connection)
+    statements[sql] = statement
+    return statement
+  }
+
+  func prepared(_ sql: String) throws -> any DatabaseStatement {
+    SQLiteStatement(try connection.prepare(sql), connection: connection)
+  }
+
+  func execute(_ sql: String) throws { try connection.execute(sql) }
+
+  func begin(_ mode: TransactionMode) throws {
+    try connection.begin(mode == .write ? .immediate : .deferred)
+  }
+
+  func commit() throws { try connection.commit() }
+
+  func rollback() { connection.rollback() }
+
+  func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
+    try connection.savepoint(body)
+  }
+
+  var isInTransaction: Bool { connection.isInTransaction }
+
+  var rowsRead: Int { connection.rowsRead }
+}
+
+/// A SQLite statement as a ``DatabaseStatement``.
+final class SQLiteStatement: DatabaseStatement {
+  let statement: Statement
+  private unowned let connection: Connection
+
+  init(_ statement: Statement, connection: Connection) {
+    self.statement = statement
+    self.connection = connection
+  }
+
+  func bind(_ value: SQLValue, at index: Int32) throws {
+    switch value {
+    case .integer(let value): try statement.bind(value, at: index)
+    case .real(let value): try statement.bind(value, at: index)
+    case .text(let value): try statement.bind(value, at: index)
+    case .null: try statement.bindNull(at: index)
+    }
+  }
+
+  func step() throws -> Bool { try statement.step() }
+  func reset() { statement.reset() }
+  func int64(at index: Int32) -> Int64 { statement.int64(at: index) }
+  func optionalInt64(at index: Int32) -> Int64? { statement.optionalInt64(at: index) }
+  func double(at index: Int32) -> Double { statement.double(at: index) }
+  func string(at index: Int32) -> String { statement.string(at: index) }
+  func optionalString(at index: Int32) -> String? { statement.optionalString(at: index) }
+  func isNull(at index: Int32) -> Bool { statement.isNull(at: index) }
+  var rowsChanged: Int { connection.changes }
+
+  func withUTF8<R>(at index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows
+    -> R
+  {
+    try statement.withUTF8(at: index, body)
+  }
+}
+
+/// The SQLite engine: a database file, watched for other processes' commits through
+/// the file system.
+struct SQLiteEngine: StorageEngine {
+  /// The database file.
+  let path: String
+
+  var location: String { path }
+  var dialect: SQLDialect { SQLiteDatabase.dialect }
+
+  func openRepository(
+    busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool, maximumPageCount: Int?
+  ) throws(ListStoreError) -> (connection: any DatabaseConnection, isReadOnly: Bool) {
+    let connection = try Migrator.open(
+      path: path, busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing)
+    if let maximumPageCount {
+      do {
+        _ = try connection.scalarInt64("PRAGMA max_page_count = \(maximumPageCount)")
+      } catch {
+        throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
+      }
+    }
+    return (SQLiteDatabase(connection), connection.isReadOnly)
+  }
+
+  func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
+    throws(ListStoreError) -> any DatabaseConnection
+  {
+    do {
+      switch role {
+      case .feed:
+        return SQLiteDatabase(
+          try Migrator.openConnection(path: path, readOnly: readOnly, busyTimeout: busyTimeout))
+      case .bookkeeping:
+        // A hint for pruning: never wait long for another writer's lock.
+        return SQLiteDatabase(
+          try Connection(path: path, mode: .readWrite, busyTimeout: .milliseconds(50)))
+      }
+    } catch {
+      throw ListStoreError.cannotOpen(path: path, reason: "\(error)")
+    }
+  }
+
+  func watch(
+    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    status: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) -> (any ChangeWatch)? {
+    guard
+      let probe = try? Migrator.openConnection(
+        path: path, readOnly: true, busyTimeout: .seconds(1))
+    else { return nil }
+    // Used only on the watcher's queue, one callback at a time.
+    let database = UncheckedSendableBox(SQLiteDatabase(probe))
+    return DatabaseWatcher(path: path) { onChange(database.value) }
+  }
+
+  func userError(_ error: any Error, busyTimeout: Duration) -> ListStoreError {
+    ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
+  }
+
+  func isEngineError(_ error: any Error) -> Bool { error is SQLiteError }
+
+  func goneReaders(_ ids: [Int64], db: any DatabaseConnection) throws -> Set<Int64> {
+    Set(
+      ids.filter { id in
+        let pid = pid_t(truncatingIfNeeded: id)
+        return !(kill(pid, 0) == 0 || errno == EPERM)
+      })
+  }
+
+  func readerProcessID(db: any DatabaseConnection) throws -> Int64 { Int64(getpid()) }
+}
+
+extension DatabaseWatcher: ChangeWatch {}
+
+/// A value handed to another thread that only ever touches it from there.
+///
+/// `@unchecked Sendable`: whoever makes one promises that `value` is used by one
+/// thread at a time (here: the watcher's serial queue).
+struct UncheckedSendableBox<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,100 @@
+extension PGConnection {
+  /// How isolated a transaction is from concurrent ones.
+  public enum IsolationLevel: String, Sendable, CaseIterable {
+    /// Each statement sees what was committed before it began (PostgreSQL's default).
+    case readCommitted = "READ COMMITTED"
+    /// Every statement sees the snapshot taken at the transaction's first statement; a
+    /// write that conflicts with a concurrent commit fails with `.serializationFailure`.
+    case repeatableRead = "REPEATABLE READ"
+    /// As if transactions ran one after another; conflicts fail with
+    /// `.serializationFailure`.
+    case serializable = "SERIALIZABLE"
+  }
+
+  /// Runs `body` inside a transaction: committed when `body` returns, rolled back when
+  /// it (or the commit) throws.
+  ///
+  /// Inside another transaction, `body` runs in a savepoint instead, so an inner
+  /// failure undoes only the inner work; the outer transaction's isolation level
+  /// applies. A body that catches a failed statement's error and returns normally
+  /// cannot commit (PostgreSQL aborted the transaction): it is rolled back and
+  /// ``PGError/Kind/transactionAborted`` is thrown.
+  /// - Parameters:
+  ///   - isolation: The isolation level; read committed when `nil`. A nested call may
+  ///     not ask for one: that is a programmer error, which traps.
+  ///   - body: The work to do atomically.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws, or ``PGError`` from BEGIN or COMMIT (such as
+  ///   `.serializationFailure` at commit).
+  @discardableResult
+  public func transaction<Result>(
+    _ isolation: IsolationLevel? = nil, _ body: () throws -> Result
+  ) throws -> Result {
+    try checkOpen()
+    if transactionDepth > 0 || isInTransaction {
+      precondition(
+        isolation == nil, "a nested transaction cannot choose its isolation level")
+      return try savepoint(body)
+    }
+    try execute("BEGIN ISOLATION LEVEL " + (isolation ?? .readCommitted).rawValue)
+    transactionDepth += 1
+    // `reset()` inside the body sets the depth to 0: never go below it.
+    defer { transactionDepth = max(0, transactionDepth - 1) }
+    let result: Result
+    do {
+      result = try body()
+      if isTransactionAborted {
+        throw PGError(
+          kind: .transactionAborted,
+          message: "a statement of the transaction failed and its error was caught; "
+            + "the transaction was rolled back")
+      }
+      try execute("COMMIT")
+    } catch {
+      rollbackIgnoringErrors()
+      throw error
+    }
+    return result
+  }
+
+  /// Runs `body` inside a savepoint of the open transaction: released when `body`
+  /// returns, rolled back to (undoing only `body`'s work) when it throws.
+  /// - Parameter body: The work to do atomically.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws, or ``PGError`` from the server.
+  @discardableResult
+  public func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
+    try checkOpen()
+    let name = "liststore_\(transactionDepth)"
+    try execute("SAVEPOINT " + name)
+    transactionDepth += 1
+    // `reset()` inside the body sets the depth to 0: never go below it.
+    defer { transactionDepth = max(0, transactionDepth - 1) }
+    let result: Result
+    do {
+      result = try body()
+      if isTransactionAborted {
+        throw PGError(
+          kind: .transactionAborted,
+          message: "a statement inside the savepoint failed and its error was caught; "
+            + "the savepoint was rolled back")
+      }
+      try execute("RELEASE SAVEPOINT " + name)
+    } catch {
+      // Undo the inner work, then drop the savepoint; the outer transaction goes on.
+      if isConnected {
+        try? execute("ROLLBACK TO SAVEPOINT " + name)
+        try? execute("RELEASE SAVEPOINT " + name)
+      }
+      throw error
+    }
+    return result
+  }
+
+  private func rollbackIgnoringErrors() {
+    // A failed COMMIT has already ended the transaction, and a lost connection has none
+    // left: then there is nothing to roll back.
+    guard isConnected, isInTransaction else { return }
+    try? execute("ROLLBACK")
+  }
+}

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A value behind a mutual-exclusion lock: `withLock` is the only way to reach it.
+///
+/// It plays the part of `Synchronization.Mutex`, over a `pthread_mutex_t`, for one
+/// reason: ThreadSanitizer understands pthread mutexes, while on Linux `Mutex` hands a
+/// contended lock over in the kernel (a priority-inheriting futex), where the sanitizer
+/// cannot see it and reports races that are not there. The project's concurrency code
+/// is checked with ThreadSanitizer, so its locks must be visible to it.
+///
+/// `@unchecked Sendable`: `value` is only read or written between `pthread_mutex_lock`
+/// and `pthread_mutex_unlock` of `mutex`, which the instance owns for its lifetime.
+@usableFromInline
+package final class Locked<Value>: @unchecked Sendable {
+  @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  @usableFromInline var value: Value
+
+  /// Creates a lock around `value`.
+  @inlinable
+  package init(_ value: Value) {
+    self.value = value
+    mutex = UnsafeMutablePointer.allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    // Fails only for invalid attributes (none are given) or lack of memory.
+    precondition(pthread_mutex_init(mutex, nil) == 0, "pthread_mutex_init failed")
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  /// Runs `body` with the value while holding the lock. Not reentrant: calling
+  /// `withLock` on the same lock from inside `body` deadlocks.
+  /// - Parameter body: Reads or changes the value.
+  /// - Returns: What `body` returns.
+  /// - Throws: What `body` throws; the lock is released either way.
+  @inlinable
+  package func withLock<Result, Failure: Error>(
+    _ body: (inout Value) throws(Failure) -> Result
+  ) throws(Failure) -> Result {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
+  }
+}

@@ -1,0 +1,667 @@
+import Foundation
+import PostgreSQLKit
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A throwaway PostgreSQL server for tests: `initdb` into a fresh folder under `/tmp`,
+/// started with `pg_ctl`, stopped (immediate mode) and its folder removed when the
+/// process exits.
+///
+/// Tests share one server per process (``shared(_:)``, started on first use) and take
+/// a fresh database each from a template they prepared once:
+///
+/// ```swift
+/// @Suite(
+///   .enabled(
+///     if: TestPostgresServer.testsEnabled, Comment(rawValue: TestPostgresServer.skipComment)))
+/// struct MyTests {
+///   @Test func works() throws {
+///     let server = try TestPostgresServer.shared()
+///     let template = try server.makeTemplate("migrated_v1") { db in try migrate(db) }
+///     let db = try PGConnection(try server.makeDatabase(template: template))
+///     …
+///   }
+/// }
+/// ```
+///
+/// The server binaries come from `pg_config --bindir` (they are not on `PATH`), else
+/// from the newest `/usr/lib/postgresql/N/bin`, or from `$LISTSTORE_POSTGRES_BINDIR`. As
+/// root, they run as the `postgres` user through `runuser`, since `initdb` refuses
+/// root. The server listens on a Unix socket in its folder (short: socket paths over
+/// 107 bytes fail) and, with ``Options/acceptsPasswordsOverTCP``, on 127.0.0.1 with
+/// SCRAM password authentication. Durability is off (`fsync`, `synchronous_commit`,
+/// `full_page_writes`): a crash of the machine loses the test data, nothing else.
+public final class TestPostgresServer: Sendable {
+  /// How a server is set up.
+  public struct Options: Sendable, Hashable {
+    /// Whether the server also listens on 127.0.0.1, where roles authenticate with a
+    /// password (`scram-sha-256`); on the Unix socket every role is trusted.
+    public var acceptsPasswordsOverTCP: Bool
+
+    /// Creates options.
+    /// - Parameter acceptsPasswordsOverTCP: Whether to listen on 127.0.0.1 with
+    ///   password authentication.
+    public init(acceptsPasswordsOverTCP: Bool = false) {
+      self.acceptsPasswordsOverTCP = acceptsPasswordsOverTCP
+    }
+  }
+
+  /// A failure to set up or control the server, with the end of its logs.
+  public struct Failure: Error, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+
+    init(_ description: String) { self.description = description }
+  }
+
+  /// The command that installs what the tests need on Debian.
+  public static let installCommand = "apt-get install -y postgresql libpq-dev"
+
+  /// The superuser every server has; trusted on the Unix socket.
+  public static let superuser = "postgres"
+
+  /// How this server was set up.
+  public let options: Options
+  /// Its folder, short enough for socket paths: it holds the Unix socket, the data
+  /// directory and the logs.
+  public let folder: String
+  /// The data directory (`initdb`'s `-D`).
+  public let dataDirectory: String
+  /// The port: the socket's name and, with TCP, the port on 127.0.0.1.
+  public let port: Int
+  /// How long this process's one `initdb` took (every server is a copy of its result).
+  public let initdbDuration: Duration
+  /// How long copying the `initdb` result into this server's folder took.
+  public let copyDuration: Duration
+  /// How long the first `pg_ctl start` took, until the server accepted connections.
+  public let startDuration: Duration
+
+  private let binaries: Binaries
+  /// Starting, stopping and making templates, serialized.
+  private let state: Mutex<State>
+  /// Numbers the names made for databases and roles.
+  private let counter = Atomic<Int>(0)
+
+  private struct State {
+    /// The templates made so far.
+    var templates: Set<String> = []
+    var isStopped = false
+  }
+
+  /// The socket's folder, for `host=` in connection strings.
+  public var socketDirectory: String { folder }
+
+  /// The server's log file.
+  public var logFile: String { folder + "/server.log" }
+
+  private var commandLog: String { folder + "/commands.log" }
+
+  // MARK: - Availability
+
+  /// Why PostgreSQL tests cannot run here, naming the install command; `nil` when the
+  /// server binaries are present.
+  public static var unavailableReason: String? {
+    switch discoveredBinaries {
+    case .success: return nil
+    case .failure(let failure): return failure.description
+    }
+  }
+
+  /// Whether `LISTSTORE_REQUIRE_POSTGRES=1` is set: then missing server binaries make
+  /// the tests fail (when they start the server) instead of being skipped.
+  public static var isRequired: Bool {
+    ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_POSTGRES"] == "1"
+  }
+
+  /// Whether PostgreSQL tests should run: the binaries are present, or they are
+  /// required (and then fail, naming the install command, when they are missing).
+  public static var testsEnabled: Bool { unavailableReason == nil || isRequired }
+
+  /// The reason to show for skipped tests.
+  public static var skipComment: String {
+    unavailableReason ?? "PostgreSQL is available"
+  }
+
+  private struct Binaries: Sendable {
+    var directory: String
+    /// The command prefix that runs a program as the server's owner (`runuser` as
+    /// root; nothing otherwise).
+    var runAs: [String]
+    /// The owner's user and group ids, when running as root.
+    var owner: (uid: uid_t, gid: gid_t)?
+
+    func command(_ program: String, _ arguments: [String]) -> [String] {
+      runAs + [directory + "/" + program] + arguments
+    }
+  }
+
+  private static let discoveredBinaries: Result<Binaries, Failure> = discoverBinaries()
+
+  private static func discoverBinaries() -> Result<Binaries, Failure> {
+    let install = "install them with `\(installCommand)`"
+    var candidates: [String] = []
+    if let directory = ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"] {
+      // Another installation's programs; then only those.
+      candidates.append(directory)
+    } else if let directory = pgConfigBindir() {
+      candidates.append(directory)
+    }
+    // Debian keeps each major version's binaries apart; newest first.
+    let versions =
+      (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql"))
+      ?? []
+    for version in versions.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) })
+    where ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"] == nil {
+      candidates.append("/usr/lib/postgresql/\(version)/bin")
+    }
+    let programs = ["initdb", "pg_ctl", "postgres"]
+    guard
+      let directory = candidates.first(where: { directory in
+        programs.allSatisfy { FileManager.default.isExecutableFile(atPath: directory + "/" + $0) }
+      })
+    else {
+      return .failure(
+        Failure(
+          "PostgreSQL's server programs (initdb, pg_ctl, postgres) were not found in "
+            + (ProcessInfo.processInfo.environment["LISTSTORE_POSTGRES_BINDIR"].map {
+              "$LISTSTORE_POSTGRES_BINDIR (\($0))"
+            } ?? "`pg_config --bindir` or /usr/lib/postgresql/*/bin") + "; \(install)"))
+    }
+    guard geteuid() == 0 else { return .success(Binaries(directory: directory, runAs: [])) }
+    // initdb refuses root: run the server programs as `postgres`.
+    guard let user = getpwnam(superuser) else {
+      return .failure(
+        Failure("running as root, and there is no `postgres` user to run the server as; \(install)")
+      )
+    }
+    guard
+      let runuser = ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].first(where: {
+        FileManager.default.isExecutableFile(atPath: $0)
+      })
+    else {
+      return .failure(Failure("running as root, and `runuser` (util-linux) is missing"))
+    }
+    return .success(
+      Binaries(
+        directory: directory, runAs: [runuser, "-u", superuser, "--"],
+        owner: (user.pointee.pw_uid, user.pointee.pw_gid)))
+  }
+
+  /// `pg_config --bindir`, when `pg_config` is on `PATH`.
+  private static func pgConfigBindir() -> String? {
+    let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+    guard
+      let pgConfig = path.split(separator: ":").map({ $0 + "/pg_config" }).first(where: {
+        FileManager.default.isExecutableFile(atPath: $0)
+      })
+    else { return nil }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: pgConfig)
+    process.arguments = ["--bindir"]
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return nil }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { return nil }
+    let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    return text.isEmpty ? nil : text
+  }
+
+  // MARK: - Starting and stopping
+
+  private static let sharedServers = Mutex<[Options: Result<TestPostgresServer, Failure>]>([:])
+
+  /// The server this test process shares, started on first use (concurrent first
+  /// callers wait for the one start) and stopped when the process exits.
+  /// - Parameter options: Which shared server: one per distinct options.
+  /// - Returns: The running server.
+  /// - Throws: ``Failure`` when the server cannot be set up (naming the install
+  ///   command when its programs are missing); every later call throws the same.
+  public static func shared(_ options: Options = Options()) throws -> TestPostgresServer {
+    try sharedServers.withLock { servers in
+      if let existing = servers[options] { return try existing.get() }
+      let result = Result { () throws(Failure) in try start(options) }
+      servers[options] = result
+      return try result.get()
+    }
+  }
+
+  /// Starts a server of its own, for tests that restart or stop it; it is stopped by
+  /// ``stop()``, or when the process exits.
+  /// - Parameter options: How to set it up.
+  /// - Returns: The running server.
+  /// - Throws: ``Failure`` when `initdb` or `pg_ctl start` fails.
+  public static func start(_ options: Options = Options()) throws(Failure) -> TestPostgresServer {
+    let binaries = try discoveredBinaries.get()
+    let pristine = try pristineCluster(binaries)
+    let folder = try makeFolder(owner: binaries.owner)
+    do {
+      return try TestPostgresServer(
+        options: options, folder: folder, binaries: binaries, pristine: pristine)
+    } catch {
+      // Keep the logs of a failed start for the message, then clean up.
+      let logs =
+        Subprocess.tail(of: folder + "/commands.log") + "\n"
+        + Subprocess.tail(of: folder + "/server.log")
+      try? FileManager.default.removeItem(atPath: folder)
+      throw Failure(error.description + "\n--- logs\n" + logs)
+    }
+  }
+
+  /// A new folder `/tmp/lspg.XXXXXX`, owned by the server's user.
+  private static func makeFolder(owner: (uid: uid_t, gid: gid_t)?) throws(Failure) -> String {
+    var template = Array("/tmp/lspg.XXXXXX".utf8CString)
+    let folder = template.withUnsafeMutableBufferPointer { buffer -> String? in
+      guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
+      return String(cString: base)
+    }
+    guard let folder else { throw Failure("cannot create a folder in /tmp: errno \(errno)") }
+    if let owner { chown(folder, owner.uid, owner.gid) }
+    return folder
+  }
+
+  /// A data directory fresh from `initdb`, made once per process (removed at exit)
+  /// and copied for every server: copying costs a fraction of running `initdb` again.
+  private struct Pristine: Sendable {
+    var dataDirectory: String
+    var initdbDuration: Duration
+  }
+
+  private static let pristine = Mutex<Result<Pristine, Failure>?>(nil)
+
+  private static func pristineCluster(_ binaries: Binaries) throws(Failure) -> Pristine {
+    try pristine.withLock { (made: inout Result<Pristine, Failure>?) throws(Failure) in
+      if let made { return try made.get() }
+      let result = Result { () throws(Failure) in
+        let folder = try makeFolder(owner: binaries.owner)
+        running.withLock { $0[folder] = [] }
+        let clock = ContinuousClock()
+        let started = clock.now
+        try runChecked(
+          binaries.command(
+            "initdb",
+            [
+              "-D", folder + "/data", "-A", "trust", "-U", superuser, "--no-sync", "-E", "UTF8",
+              "--locale=C.UTF-8",
+            ]), log: folder + "/commands.log")
+        return Pristine(
+          dataDirectory: folder + "/data", initdbDuration: started.duration(to: clock.now))
+      }
+      made = result
+      return try result.get()
+    }
+  }
+
+  private init(options: Options, folder: String, binaries: Binaries, pristine: Pristine)
+    throws(Failure)
+  {
+    self.options = options
+    self.folder = folder
+    self.binaries = binaries
+    dataDirectory = folder + "/data"
+    state = Mutex(State())
+    initdbDuration = pristine.initdbDuration
+    let clock = ContinuousClock()
+    var started = clock.now
+    // `cp -a` keeps the owner (as root) and the 0700 mode the server insists on.
+    try Self.runChecked(
+      ["/bin/cp", "-a", pristine.dataDirectory, folder + "/data"], log: folder + "/commands.log")
+    copyDuration = started.duration(to: clock.now)
+    // Whatever was configured, a port the kernel just handed out is very likely free;
+    // when another process took it meanwhile, the start fails and a new one is tried.
+    var port = 0
+    var startDuration = Duration.zero
+    for attempt in 1...3 {
+      port = try Self.freePort()
+      try Self.configure(
+        dataDirectory: folder + "/data", folder: folder, port: port, options: options,
+        owner: binaries.owner)
+      started = clock.now
+      do {
+        try Self.runChecked(
+          binaries.command(
+            "pg_ctl",
+            ["-w", "-t", "120", "-D", folder + "/data", "-l", folder + "/server.log", "start"]),
+          log: folder + "/commands.log")
+        startDuration = started.duration(to: clock.now)
+        break
+      } catch {
+        if attempt == 3 { throw error }
+      }
+    }
+    self.port = port
+    self.startDuration = startDuration
+    Self.register(self)
+  }
+
+  /// Stops the server at once (immediate mode) and removes its folder. Idempotent;
+  /// afterwards every operation fails.
+  public func stop() {
+    let wasRunning = state.withLock { state in
+      let wasRunning = !state.isStopped
+      state.isStopped = true
+      return wasRunning
+    }
+    guard wasRunning else { return }
+    _ = try? Subprocess.run(
+      binaries.command("pg_ctl", ["-w", "-D", dataDirectory, "-m", "immediate", "stop"]),
+      log: commandLog)
+    try? FileManager.default.removeItem(atPath: folder)
+    Self.deregister(self)
+  }
+
+  /// Stops the server (fast mode: sessions are terminated) and starts it again on the
+  /// same data directory and port, as a crash-free server restart; connections must
+  /// reconnect.
+  /// - Throws: ``Failure`` when it does not come back.
+  public func restart() throws {
+    try state.withLock { state in
+      guard !state.isStopped else { throw Failure("the server was stopped") }
+      try Self.runChecked(
+        binaries.command("pg_ctl", ["-w", "-D", dataDirectory, "-m", "fast", "stop"]),
+        log: commandLog)
+      try Self.runChecked(
+        binaries.command(
+          "pg_ctl", ["-w", "-t", "120", "-D", dataDirectory, "-l", logFile, "start"]),
+        log: commandLog)
+    }
+  }
+
+  /// The process id of the server's postmaster (from `postmaster.pid`).
+  /// - Returns: The process id.
+  /// - Throws: ``Failure`` when the server is not running.
+  public func processID() throws -> Int32 {
+    let text = try? String(contentsOfFile: dataDirectory + "/postmaster.pid", encoding: .utf8)
+    guard let line = text?.split(separator: "\n").first, let pid = Int32(line) else {
+      throw Failure("the server is not running (no postmaster.pid in \(dataDirectory))")
+    }
+    return pid
+  }
+
+  private static func runChecked(_ command: [String], log: String) throws(Failure) {
+    let status: Int32
+    do {
+      status = try Subprocess.run(command, log: log)
+    } catch {
+      throw Failure("cannot run \(command.joined(separator: " ")): \(error)")
+    }
+    guard status == 0 else {
+      throw Failure(
+        "\(command.joined(separator: " ")) exited with status \(status):\n"
+          + Subprocess.tail(of: log))
+    }
+  }
+
+  /// Writes the settings and authentication rules into a fresh data directory.
+  private static func configure(
+    dataDirectory: String, folder: String, port: Int, options: Options,
+    owner: (uid: uid_t, gid: gid_t)?
+  ) throws(Failure) {
+    let settings = """
+
+      # Written by TestPostgresServer.
+      port = \(port)
+      unix_socket_directories = '\(folder)'
+      listen_addresses = '\(options.acceptsPasswordsOverTCP ? "127.0.0.1" : "")'
+      max_connections = 200
+      fsync = off
+      synchronous_commit = off
+      full_page_writes = off
+      password_encryption = 'scram-sha-256'
+
+      """
+    var rules = "local all all trust\n"
+    if options.acceptsPasswordsOverTCP { rules += "host all all 127.0.0.1/32 scram-sha-256\n" }
+    do {
+      // The settings go in a file of their own, included last, so that a retry with
+      // another port replaces them.
+      let included = dataDirectory + "/liststore-tests.conf"
+      try settings.write(toFile: included, atomically: false, encoding: .utf8)
+      let mainFile = dataDirectory + "/postgresql.conf"
+      let main = try String(contentsOfFile: mainFile, encoding: .utf8)
+      if !main.contains("include = 'liststore-tests.conf'") {
+        try (main + "\ninclude = 'liststore-tests.conf'\n").write(
+          toFile: mainFile, atomically: false, encoding: .utf8)
+      }
+      try rules.write(toFile: dataDirectory + "/pg_hba.conf", atomically: false, encoding: .utf8)
+      if let owner {
+        for file in [included, mainFile, dataDirectory + "/pg_hba.conf"] {
+          chown(file, owner.uid, owner.gid)
+        }
+      }
+    } catch {
+      throw Failure("cannot configure \(dataDirectory): \(error)")
+    }
+  }
+
+  /// A TCP port on 127.0.0.1 that the kernel reports free.
+  private static func freePort() throws(Failure) -> Int {
+    let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socketDescriptor >= 0 else { throw Failure("cannot create a socket: errno \(errno)") }
+    defer { close(socketDescriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+        bind(socketDescriptor, address, length) == 0
+          && getsockname(socketDescriptor, address, &length) == 0
+      }
+    }
+    guard bound else { throw Failure("cannot find a free port: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  // MARK: - Stopping at exit
+
+  /// The folder of every running server and of the `initdb` result, with the command
+  /// that stops the server (none for the `initdb` result), for the `atexit` handler.
+  private static let running = Mutex<[String: [String]]>([:])
+
+  private static let installExitHandler: Void = {
+    atexit {
+      let servers = TestPostgresServer.running.withLock { running in
+        defer { running.removeAll() }
+        return running
+      }
+      for (folder, stop) in servers {
+        if !stop.isEmpty { Subprocess.runAtExit(stop) }
+        try? FileManager.default.removeItem(atPath: folder)
+      }
+    }
+  }()
+
+  private static func register(_ server: TestPostgresServer) {
+    _ = installExitHandler
+    running.withLock {
+      $0[server.folder] = server.binaries.command(
+        "pg_ctl", ["-w", "-D", server.dataDirectory, "-m", "immediate", "stop"])
+    }
+  }
+
+  private static func deregister(_ server: TestPostgresServer) {
+    _ = running.withLock { $0.removeValue(forKey: server.folder) }
+  }
+
+  // MARK: - Connections, databases and roles
+
+  /// A keyword/value connection string for a database over the Unix socket.
+  /// - Parameters:
+  ///   - database: The database's name.
+  ///   - user: The role to connect as (trusted: no password).
+  /// - Returns: `host=FOLDER port=PORT dbname=DATABASE user=USER`.
+  public func connectionString(database: String = "postgres", user: String = superuser)
+    -> String
+  {
+    "host=\(Self.quoted(folder)) port=\(port) dbname=\(Self.quoted(database)) "
+      + "user=\(Self.quoted(user))"
+  }
+
+  /// A keyword/value connection string over TCP on 127.0.0.1, where the password is
+  /// checked (needs ``Options/acceptsPasswordsOverTCP``).
+  /// - Parameters:
+  ///   - database: The database's name.
+  ///   - user: The role to connect as.
+  ///   - password: The password to offer.
+  /// - Returns: `host=127.0.0.1 port=PORT dbname=DATABASE user=USER password=PASSWORD`.
+  public func tcpConnectionString(database: String, user: String, password: String) -> String {
+    precondition(
+      options.acceptsPasswordsOverTCP, "the server was started without acceptsPasswordsOverTCP")
+    return "host=127.0.0.1 port=\(port) dbname=\(Self.quoted(database)) "
+      + "user=\(Self.quoted(user)) password=\(Self.quoted(password))"
+  }
+
+  /// `value` quoted for a keyword/value connection string when it needs to be.
+  static func quoted(_ value: String) -> String {
+    let plain = !value.isEmpty && !value.contains { $0.isWhitespace || $0 == "'" || $0 == "\\" }
+    guard !plain else { return value }
+    return "'" + value.replacing("\\", with: "\\\\").replacing("'", with: "\\'") + "'"
+  }
+
+  /// Runs a statement as the superuser on the `postgres` database, such as
+  /// `SELECT pg_terminate_backend($1)`, on a connection of its own.
+  /// - Parameters:
+  ///   - sql: A single SQL statement with `$n` parameters.
+  ///   - values: One value per parameter.
+  /// - Returns: Its rows.
+  /// - Throws: ``PGError`` from the server, or ``Failure`` when the server was stopped.
+  @discardableResult
+  public func superuserQuery(_ sql: String, _ values: any PGBindable...) throws -> PGResult {
+    try adminConnection().query(sql, parameters: values)
+  }
+
+  /// A new connection to the `postgres` database as the superuser. Each call has its
+  /// own, so that databases are created in parallel (several `CREATE DATABASE …
+  /// TEMPLATE t` may run at once; only a session connected to `t` stops them).
+  private func adminConnection() throws -> PGConnection {
+    guard !state.withLock({ $0.isStopped }) else { throw Failure("the server was stopped") }
+    return try PGConnection(connectionString())
+  }
+
+  /// A name not used before in this process, such as `db_12`.
+  /// - Parameter prefix: The name's start.
+  /// - Returns: The name.
+  public func uniqueName(_ prefix: String) -> String {
+    "\(prefix)_\(counter.add(1, ordering: .relaxed).newValue)"
+  }
+
+  /// Creates a template database once per process and name: an empty database that
+  /// `prepare` fills (such as by migrating it), then marked as a template that accepts
+  /// no connections, so that cloning it never fails for a session left on it.
+  /// - Parameters:
+  ///   - name: The template's name; a later call with the same name only returns it.
+  ///   - icuLocale: An ICU locale (such as `en-US`) for its default collation, or `nil`
+  ///     for the server's default (`C.UTF-8`, byte order).
+  ///   - prepare: Fills the template through a connection to it.
+  /// - Returns: `name`.
+  /// - Throws: What `prepare` throws (the template is then dropped, so a later call
+  ///   tries again), or ``PGError`` from the server.
+  @discardableResult
+  public func makeTemplate(
+    _ name: String, icuLocale: String? = nil, prepare: (PGConnection) throws -> Void
+  ) throws -> String {
+    try state.withLock { state in
+      if state.templates.contains(name) { return name }
+      guard !state.isStopped else { throw Failure("the server was stopped") }
+      let admin = try PGConnection(connectionString())
+      try admin.execute(Self.createDatabase(name, template: nil, icuLocale: icuLocale))
+      do {
+        let connection = try PGConnection(connectionString(database: name))
+        try prepare(connection)
+        connection.close()
+        try admin.execute(
+          "ALTER DATABASE \(PGConnection.quoteIdentifier(name)) "
+            + "WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+      } catch {
+        try? admin.execute("DROP DATABASE IF EXISTS \(PGConnection.quoteIdentifier(name))")
+        throw error
+      }
+      state.templates.insert(name)
+      return name
+    }
+  }
+
+  /// Creates a fresh database, cloned from a template, and returns a connection string
+  /// for it (keyword form, over the Unix socket, as the superuser).
+  /// - Parameters:
+  ///   - template: The database to clone, such as one from ``makeTemplate(_:icuLocale:prepare:)``;
+  ///     `nil` for an empty database (from `template1`, or `template0` with an ICU locale).
+  ///   - icuLocale: An ICU locale, such as `en-US`, for the database's default collation
+  ///     (`LOCALE_PROVIDER icu … LOCALE 'C.UTF-8'`); the template must then be `template0`
+  ///     (`nil`) or have the same locale.
+  /// - Returns: `host=… port=… dbname=… user=postgres`.
+  /// - Throws: ``PGError`` from the server.
+  public func makeDatabase(template: String? = nil, icuLocale: String? = nil) throws -> String {
+    let name = uniqueName("db")
+    let sql = Self.createDatabase(name, template: template, icuLocale: icuLocale)
+    let admin = try adminConnection()
+    // CREATE DATABASE … TEMPLATE fails (55006) while a session is connected to the
+    // template; templates made here accept none, and the server itself waits up to five
+    // seconds for stray ones, so only a few attempts are worth making.
+    var attempt = 1
+    while true {
+      do {
+        try admin.execute(sql)
+        break
+      } catch let error as PGError where error.sqlState == "55006" && attempt < 3 {
+        attempt += 1
+      }
+    }
+    return connectionString(database: name)
+  }
+
+  private static func createDatabase(_ name: String, template: String?, icuLocale: String?)
+    -> String
+  {
+    var sql = "CREATE DATABASE \(PGConnection.quoteIdentifier(name))"
+    if let icuLocale {
+      sql +=
+        " LOCALE_PROVIDER icu ICU_LOCALE \(PGConnection.quoteLiteral(icuLocale))"
+        + " LOCALE 'C.UTF-8'"
+      sql += " TEMPLATE \(PGConnection.quoteIdentifier(template ?? "template0"))"
+    } else if let template {
+      sql += " TEMPLATE \(PGConnection.quoteIdentifier(template))"
+    }
+    return sql
+  }
+
+  /// Drops a database, ending its sessions first.
+  /// - Parameter name: The database's name.
+  /// - Throws: ``PGError`` from the server.
+  public func dropDatabase(_ name: String) throws {
+    try superuserQuery("DROP DATABASE IF EXISTS \(PGConnection.quoteIdentifier(name)) WITH (FORCE)")
+  }
+
+  /// Creates a role with a name not used before in this process.
+  /// - Parameters:
+  ///   - prefix: The start of the role's name.
+  ///   - password: Its password (checked over TCP), or `nil` for none.
+  ///   - attributes: More of `CREATE ROLE`'s options, such as `CONNECTION LIMIT 1`.
+  /// - Returns: The role's name.
+  /// - Throws: ``PGError`` from the server.
+  public func createRole(
+    _ prefix: String = "role", password: String? = nil, attributes: String = ""
+  )
+    throws -> String
+  {
+    let name = uniqueName(prefix)
+    var sql = "CREATE ROLE \(PGConnection.quoteIdentifier(name)) LOGIN"
+    if let password { sql += " PASSWORD \(PGConnection.quoteLiteral(password))" }
+    if !attributes.isEmpty { sql += " " + attributes }
+    do {
+      try superuserQuery(sql)
+    } catch var error as PGError {
+      // The statement holds the password: keep it out of the error.
+      error.sql = password == nil ? sql : "CREATE ROLE \(name) … PASSWORD ***"
+      throw error
+    }
+    return name
+  }
+}
