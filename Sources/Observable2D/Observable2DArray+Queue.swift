@@ -1,5 +1,6 @@
 public import Dispatch
 import ReactiveCore
+import Synchronization
 
 extension Observable2DArray where Metadata: Sendable, Item: Sendable {
   /// An array that follows this one on `queue`: its state and its events change together
@@ -35,7 +36,7 @@ extension Observable2DArray where Metadata: Sendable, Item: Sendable {
 /// closures that capture it): `inbox` is behind its mutex, `source` and `queue` are
 /// immutable, and the state it shares with its superclass is behind the superclass's lock.
 package final class QueueBoundObservable2DArray<Metadata: Sendable, Item: Sendable>:
-  Observable2DArray<Metadata, Item>, @unchecked Sendable
+  Observable2DArray<Metadata, Item>, QueueDrainable, @unchecked Sendable
 {
   /// What the source delivered and this array has not applied yet.
   private enum Received {
@@ -72,23 +73,27 @@ package final class QueueBoundObservable2DArray<Metadata: Sendable, Item: Sendab
     subscriptions.dispose()
   }
 
-  /// Takes an event of the source: applies it now when already on `queue`, else on `queue`.
+  /// Takes an event of the source: applies it now when already on `queue`, else on `queue`
+  /// — or sooner, when a thread on `queue` waited for the event's delivery (a write made on
+  /// `queue` whose event another thread delivered): that thread applies it before going on.
   private func receive(_ received: Received) {
     inbox.withLock { $0.append(received) }
     if QueueIdentity.isCurrent(queue) {
       drain()
     } else {
+      QueueIdentity.noteWaiting(self, for: queue)
       queue.async { [weak self] in self?.drain() }
     }
   }
 
   /// Applies and delivers everything received so far. Runs on `queue` only.
-  private func drain() {
+  func drain() {
     let received = inbox.withLock { inbox in
       defer { inbox = [] }
       return inbox
     }
     guard !received.isEmpty else { return }
+    QueueIdentity.forget(self)
     state.withLock { state in
       for item in received {
         switch item {
@@ -115,14 +120,68 @@ package final class QueueBoundObservable2DArray<Metadata: Sendable, Item: Sendab
   }
 }
 
+/// An array that applies events on a queue (``QueueBoundObservable2DArray``), as
+/// ``QueueIdentity`` keeps it while it has events waiting for that queue.
+protocol QueueDrainable: AnyObject, Sendable {
+  /// Applies and delivers what is waiting; called on the array's queue only.
+  func drain()
+}
+
 /// Tells whether the current code runs on a given dispatch queue, through a token set
-/// on the queue as its specific value.
+/// on the queue as its specific value, and keeps the arrays with events waiting for a
+/// queue, so that a thread on that queue can apply them at once.
 enum QueueIdentity {
   /// An object whose identity stands for one queue.
   final class Token: Sendable {}
 
   private static let key = DispatchSpecificKey<Token>()
   private static let marking = Locked<Void>(())
+
+  /// An array with events waiting for its queue, held weakly.
+  private struct Waiting {
+    weak var array: (any QueueDrainable)?
+    let queue: DispatchQueue
+  }
+
+  private static let waiting = Locked<[Waiting]>([])
+  /// How many entries `waiting` has, read without the lock on every delivery.
+  private static let waitingCount = Atomic<Int>(0)
+
+  /// Notes that `array` has events waiting for `queue`.
+  static func noteWaiting(_ array: any QueueDrainable, for queue: DispatchQueue) {
+    waiting.withLock { waiting in
+      guard !waiting.contains(where: { $0.array === array }) else { return }
+      waiting.append(Waiting(array: array, queue: queue))
+      waitingCount.store(waiting.count, ordering: .releasing)
+    }
+  }
+
+  /// Applies, on this thread, the events waiting for the queue it runs on, if any. Called
+  /// by a thread that waited while another delivered an array's events.
+  /// Forgets `array`, whose waiting events were applied.
+  static func forget(_ array: any QueueDrainable) {
+    guard waitingCount.load(ordering: .acquiring) > 0 else { return }
+    waiting.withLock { waiting in
+      waiting.removeAll { $0.array == nil || $0.array === array }
+      waitingCount.store(waiting.count, ordering: .releasing)
+    }
+  }
+
+  static func drainArraysWaitingForCurrentQueue() {
+    guard waitingCount.load(ordering: .acquiring) > 0 else { return }
+    let due = waiting.withLock { waiting -> [any QueueDrainable] in
+      var due: [any QueueDrainable] = []
+      waiting.removeAll { entry in
+        guard let array = entry.array else { return true }
+        guard isCurrent(entry.queue) else { return false }
+        due.append(array)
+        return true
+      }
+      waitingCount.store(waiting.count, ordering: .releasing)
+      return due
+    }
+    for array in due { array.drain() }
+  }
 
   /// Gives `queue` a token, unless it has one.
   static func mark(_ queue: DispatchQueue) {

@@ -112,6 +112,37 @@ import Testing
     #expect(seen.withLock { $0 }.count == 3)
   }
 
+  @Test func aWriteOnTheQueueIsAppliedBeforeItReturnsWhenAnotherThreadDeliversIt() throws {
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("q.sqlite"))
+    let list = try makeList(repository)
+    let queue = DispatchQueue(label: "observer")
+    let source = try list.observe()
+    let onQueue = source.delivered(on: queue)
+    // A thread that delivers the source's first event stays in its callback until the
+    // queue's write has committed, so that it, not the writer, delivers that write's event.
+    let started = DispatchSemaphore(value: 0)
+    let first = Mutex(true)
+    let bag = DisposeBag()
+    source.observeNext { _ in
+      let isFirst = first.withLock { isFirst in
+        defer { isFirst = false }
+        return isFirst
+      }
+      guard isFirst else { return }
+      started.signal()
+      while (try? list.numberOfItems(inSection: 0)) != 4 {}
+    }.disposed(by: bag)
+    let background = Thread { _ = try? list.appendItem("Rome", toSection: 0) }
+    background.start()
+    started.wait()
+    let seen = try queue.sync {
+      try list.appendItem("Oslo", toSection: 0)
+      return onQueue.sections[0].items.map { $0 }
+    }
+    #expect(seen == ["Paris", "Berlin", "Rome", "Oslo"])
+  }
+
   @Test func theEndOfTheEventsReachesTheQueueToo() throws {
     defer { folder.remove() }
     let repository = try Repository(path: folder.file("q.sqlite"))
