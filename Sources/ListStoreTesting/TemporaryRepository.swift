@@ -31,8 +31,15 @@ public final class TemporaryRepository: Sendable {
   /// This is the seam for other engines: a PostgreSQL engine will give each test a
   /// database of its own, created from a migrated template database on the server
   /// (`CREATE DATABASE … TEMPLATE …`) and dropped by ``TemporaryRepository/remove()``.
+  /// It can live in the PostgreSQL side's own module, so that SQLite users never need
+  /// libpq: a `TemporaryDatabaseProvider` there, and a static `Engine` member that wraps it.
   public struct Engine: Sendable {
     let provider: any TemporaryDatabaseProvider
+
+    /// An engine whose databases `provider` makes.
+    package init(provider: any TemporaryDatabaseProvider) {
+      self.provider = provider
+    }
 
     /// SQLite: a file in a new temporary folder, copied from a template database
     /// migrated once per process.
@@ -117,8 +124,9 @@ extension Repository {
   }
 }
 
-/// Makes and removes the databases of an ``TemporaryRepository/Engine``.
-protocol TemporaryDatabaseProvider: Sendable {
+/// Makes and removes the databases of an ``TemporaryRepository/Engine``: the seam where
+/// each storage engine plugs in its fresh database per test.
+package protocol TemporaryDatabaseProvider: Sendable {
   /// A fresh, migrated database for one test, opened; `folder` is the test's own.
   /// - Returns: The repository, and what removes the database besides the folder.
   func makeDatabase(in folder: String) throws(ListStoreError) -> (
