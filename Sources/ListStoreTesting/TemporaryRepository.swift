@@ -65,16 +65,23 @@ public final class TemporaryRepository: Sendable {
   ///   fixture does not import (then nothing is left behind).
   public init(lists: [ListFixture] = [], engine: Engine = .sqlite) throws(ListStoreError) {
     let folder = try makeTemporaryFolder(prefix: "liststore-test")
+    let made: (repository: Repository, cleanup: @Sendable () -> Void)
     do throws(ListStoreError) {
-      let made = try engine.provider.makeDatabase(in: folder)
-      repository = made.repository
-      cleanup = made.cleanup
-      self.folder = folder
-      for list in lists { try repository.importList(list) }
+      made = try engine.provider.makeDatabase(in: folder)
     } catch {
       try? FileManager.default.removeItem(atPath: folder)
       throw error
     }
+    do throws(ListStoreError) {
+      for list in lists { try made.repository.importList(list) }
+    } catch {
+      made.cleanup()
+      try? FileManager.default.removeItem(atPath: folder)
+      throw error
+    }
+    repository = made.repository
+    cleanup = made.cleanup
+    self.folder = folder
   }
 
   /// The database file (for the SQLite engine), for another connection or process.
