@@ -18,6 +18,7 @@ let package = Package(
     .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
     .library(name: "PostgreSQLKit", targets: ["PostgreSQLKit"]),
+    .library(name: "ListStorePostgreSQL", targets: ["ListStorePostgreSQL"]),
     .executable(name: "liststore", targets: ["liststore"]),
   ],
   targets: [
@@ -59,12 +60,22 @@ let package = Package(
     // per test, fixtures, and a changeset recorder with a deterministic `settle()`.
     .target(
       name: "ListStoreTesting", dependencies: ["ListStore", "ListStoreFormats", "ReactiveCore"]),
+    // The PostgreSQL engine: `Repository(url:)`, its migrations, LISTEN-based wake-ups.
+    .target(
+      name: "ListStorePostgreSQL",
+      dependencies: ["ListStore", "PostgreSQLKit", "ReactiveCore"],
+      swiftSettings: crossModuleOptimization,
+      plugins: ["EmbedMigrations"]
+    ),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
     .target(
       name: "ListStoreCLI",
-      dependencies: ["ListStore", "ListStoreFormats", "Counters", "ReactiveCore", "Observable2D"]),
+      dependencies: [
+        "ListStore", "ListStoreFormats", "ListStorePostgreSQL", "Counters", "ReactiveCore",
+        "Observable2D",
+      ]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
     // Build-time: turns migrations/*.sql into Swift source compiled into ListStore.

@@ -12,7 +12,10 @@ import PackagePlugin
 @main
 struct EmbedMigrations: BuildToolPlugin {
   func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
-    let folder = context.package.directoryURL.appending(path: "migrations")
+    // Each engine's target embeds its own folder: `migrations/` for SQLite,
+    // `migrations/postgresql/` for PostgreSQL.
+    let folder = context.package.directoryURL.appending(
+      path: target.name.hasSuffix("PostgreSQL") ? "migrations/postgresql" : "migrations")
     let names = try FileManager.default.contentsOfDirectory(atPath: folder.path)
       .filter { $0.hasSuffix(".sql") }
       .sorted()

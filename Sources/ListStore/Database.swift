@@ -62,6 +62,15 @@ package struct SQLDialect: Sendable {
   package var lastSeqAndHorizon: String
   /// The type of a `position` value as text (`'text'` where only text is possible).
   package var positionType: String
+
+  package init(
+    engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String
+  ) {
+    self.engine = engine
+    self.checkedJSONParameter = checkedJSONParameter
+    self.lastSeqAndHorizon = lastSeqAndHorizon
+    self.positionType = positionType
+  }
 }
 
 /// A connection to a ListStore database, whatever its engine: what the repository, the
@@ -115,26 +124,26 @@ package protocol DatabaseStatement: AnyObject {
 
 extension DatabaseStatement {
   @inlinable
-  func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
+  package func bind(_ value: Int64, at index: Int32) throws { try bind(.integer(value), at: index) }
   @inlinable
-  func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
+  package func bind(_ value: String, at index: Int32) throws { try bind(.text(value), at: index) }
 
   /// Binds `values` to the parameters, in order.
-  func bind(_ values: [any SQLBindable]) throws {
+  package func bind(_ values: [any SQLBindable]) throws {
     for (offset, value) in values.enumerated() { try bind(value.sqlValue, at: Int32(offset + 1)) }
   }
 
-  func int(at index: Int32) -> Int { Int(int64(at: index)) }
+  package func int(at index: Int32) -> Int { Int(int64(at: index)) }
 
   /// Runs it to completion, ignoring rows, then resets it.
-  func run() throws {
+  package func run() throws {
     defer { reset() }
     while try step() {}
   }
 
   /// Steps through every row, calling `body` on each, then resets it.
   @inlinable
-  func forEachRow(_ body: (any DatabaseStatement) throws -> Void) throws {
+  package func forEachRow(_ body: (any DatabaseStatement) throws -> Void) throws {
     defer { reset() }
     while try step() { try body(self) }
   }
@@ -144,7 +153,9 @@ extension DatabaseConnection {
   /// Runs `body` in a transaction: committed when it returns, rolled back when it (or
   /// the commit) throws; inside another transaction, a savepoint.
   @discardableResult
-  func transaction<Result>(_ mode: TransactionMode, _ body: () throws -> Result) throws -> Result {
+  package func transaction<Result>(_ mode: TransactionMode, _ body: () throws -> Result) throws
+    -> Result
+  {
     if isInTransaction { return try savepoint(body) }
     try begin(mode)
     do {
@@ -160,7 +171,7 @@ extension DatabaseConnection {
   /// Runs one statement with parameters, ignoring any rows it returns.
   /// - Returns: How many rows it inserted, updated or deleted.
   @discardableResult
-  func run(_ sql: String, _ values: any SQLBindable...) throws -> Int {
+  package func run(_ sql: String, _ values: any SQLBindable...) throws -> Int {
     let statement = try cached(sql)
     try statement.bind(values)
     try statement.run()
@@ -168,7 +179,7 @@ extension DatabaseConnection {
   }
 
   /// The first column of the first row, or `nil` when there is no row or it is `NULL`.
-  func scalarInt64(_ sql: String, _ values: any SQLBindable...) throws -> Int64? {
+  package func scalarInt64(_ sql: String, _ values: any SQLBindable...) throws -> Int64? {
     let statement = try cached(sql)
     try statement.bind(values)
     defer { statement.reset() }
@@ -177,7 +188,7 @@ extension DatabaseConnection {
   }
 
   /// The first column of the first row as text, or `nil`.
-  func scalarText(_ sql: String, _ values: any SQLBindable...) throws -> String? {
+  package func scalarText(_ sql: String, _ values: any SQLBindable...) throws -> String? {
     let statement = try cached(sql)
     try statement.bind(values)
     defer { statement.reset() }

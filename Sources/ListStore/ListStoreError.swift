@@ -61,6 +61,18 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case integrity(count: Int, path: String)
   /// Any other SQLite failure.
   case sqlite(SQLiteError)
+  /// The database server cannot be reached (PostgreSQL).
+  case serverUnreachable(location: String, reason: String)
+  /// The server refused the credentials (PostgreSQL).
+  case authenticationFailed(location: String)
+  /// The server refused an operation for lack of privileges (PostgreSQL).
+  case permissionDenied(location: String, detail: String)
+  /// The connection to the server was lost while working (PostgreSQL).
+  case connectionLost(location: String)
+  /// Any other failure of the database server (PostgreSQL), in its words.
+  case server(location: String, message: String)
+  /// The operation does not apply to this kind of database; the text says what to use.
+  case notSupported(String)
 
   /// One sentence: what went wrong, and what to do about it.
   public var description: String {
@@ -123,6 +135,18 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "\(path) failed \(count) check\(count == 1 ? "" : "s"); restore a backup, or repair the rows named above"
     case .sqlite(let error):
       error.description
+    case .serverUnreachable(let location, let reason):
+      "cannot reach the database server for \(location): \(reason); check that it runs and the host and port"
+    case .authenticationFailed(let location):
+      "the server refused the credentials for \(location); check the user name and password"
+    case .permissionDenied(let location, let detail):
+      "permission denied on \(location): \(detail); ask the database's owner for the privilege"
+    case .connectionLost(let location):
+      "lost the connection to the server for \(location); nothing of the interrupted work was kept"
+    case .server(let location, let message):
+      "\(location): \(message)"
+    case .notSupported(let detail):
+      detail
     }
   }
 }
@@ -146,7 +170,7 @@ extension ListStoreError {
   /// full or unreadable for a moment), so that the operation is worth retrying.
   package var isTransient: Bool {
     switch self {
-    case .busy, .diskFull, .cannotOpen: true
+    case .busy, .diskFull, .cannotOpen, .serverUnreachable, .connectionLost: true
     case .sqlite(let error):
       [.busy, .locked, .ioError, .full, .cannotOpen, .interrupt, .noMemory].contains {
         $0 ~= error.code

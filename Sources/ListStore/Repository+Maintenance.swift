@@ -65,6 +65,17 @@ extension Repository {
       "items_log_update", "items_log_delete",
     ].map { ("trigger", $0) }
 
+  /// The tables and triggers of the PostgreSQL schema, for `check()`.
+  static let postgreSQLSchemaObjects: [(type: String, name: String)] =
+    [
+      "liststore_schema", "lists", "sections", "items", "changes", "change_log_horizon",
+      "change_log_readers",
+    ].map { ("table", $0) }
+    + [
+      "sections_position_is_a_key", "items_position_is_a_key", "items_log", "sections_log",
+      "lists_log", "lists_notify", "sections_notify", "items_notify",
+    ].map { ("trigger", $0) }
+
   /// Checks the database: SQLite's own `PRAGMA integrity_check`, then ListStore's
   /// invariants — every item in an existing section and every section in an existing
   /// list, position keys unique per parent and well formed, values and metadata valid
@@ -79,14 +90,26 @@ extension Repository {
         problems.append(IntegrityProblem(check: check, detail: detail))
       }
 
-      try db.prepared("PRAGMA integrity_check").forEachRow { row in
-        let text = row.string(at: 0)
-        if text != "ok" { add("sqlite", text) }
+      let sqlite = db.dialect.engine == .sqlite
+      if sqlite {
+        try db.prepared("PRAGMA integrity_check").forEachRow { row in
+          let text = row.string(at: 0)
+          if text != "ok" { add("sqlite", text) }
+        }
       }
-      for (type, name) in Self.schemaObjects
-      where try db.scalarInt64(
-        "SELECT 1 FROM sqlite_schema WHERE type = ? AND name = ?", type, name) == nil
-      {
+      func exists(_ type: String, _ name: String) throws -> Bool {
+        if sqlite {
+          return try db.scalarInt64(
+            "SELECT 1 FROM sqlite_schema WHERE type = ? AND name = ?", type, name) != nil
+        }
+        return try db.scalarInt64(
+          """
+          SELECT 1 FROM pg_tables WHERE 'table' = ? AND tablename = ? AND schemaname = current_schema()
+          UNION ALL SELECT 1 FROM pg_trigger WHERE 'trigger' = ? AND tgname = ? AND NOT tgisinternal
+          """, type, name, type, name) != nil
+      }
+      for (type, name) in sqlite ? Self.schemaObjects : Self.postgreSQLSchemaObjects
+      where try !exists(type, name) {
         add("schema", "the \(type) \(name) is missing")
       }
       guard problems.allSatisfy({ $0.check != "schema" || !$0.detail.contains("table") }) else {
@@ -135,11 +158,14 @@ extension Repository {
           add("ids", "\(table.dropLast()) has the id \(row.int64(at: 0)), which is not positive")
         }
       }
-      try db.prepared("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {
-        add("json", "item \($0.int64(at: 0)) holds a value that is not JSON")
-      }
-      try db.prepared("SELECT id FROM sections WHERE NOT json_valid(metadata)").forEachRow {
-        add("json", "section \($0.int64(at: 0)) holds metadata that is not JSON")
+      // PostgreSQL's `json` columns hold nothing else.
+      if sqlite {
+        try db.prepared("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {
+          add("json", "item \($0.int64(at: 0)) holds a value that is not JSON")
+        }
+        try db.prepared("SELECT id FROM sections WHERE NOT json_valid(metadata)").forEachRow {
+          add("json", "section \($0.int64(at: 0)) holds metadata that is not JSON")
+        }
       }
       let last = try ChangeLog.lastSeq(db: db)
       let horizon = try ChangeLog.horizon(db: db)
@@ -186,6 +212,11 @@ extension Repository {
   public func backup(to path: String, progress: (Int, Int) -> Void = { _, _ in })
     throws(ListStoreError)
   {
+    guard engine is SQLiteEngine else {
+      throw .notSupported(
+        "backup copies a SQLite file; for a PostgreSQL database use pg_dump (or the server's own backups)"
+      )
+    }
     guard !FileManager.default.fileExists(atPath: path) else {
       throw .cannotOpen(path: path, reason: "the file exists already; choose a new name")
     }

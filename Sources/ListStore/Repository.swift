@@ -249,6 +249,18 @@ public final class Repository: Sendable {
     feedStorage.withLock { $0 }?.refresh()
   }
 
+  /// Calls `handler` whenever the change feed loses or regains its connection to the
+  /// database server (PostgreSQL's listener; a SQLite file never disconnects). While
+  /// disconnected, observers keep their state and retry with a growing delay; once
+  /// connected again they catch up with everything committed meanwhile.
+  /// - Parameter handler: Called on the feed's own thread.
+  /// - Throws: ``ListStoreError`` when the change feed cannot be started.
+  public func onConnectionStatusChange(
+    _ handler: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) throws(ListStoreError) {
+    try changeFeed().onStatusChange(handler)
+  }
+
   /// Ends every observation of this repository: stops watching the database, waits
   /// for a delivery under way to finish, and completes the observers' events. Later
   /// observations start a new feed.

@@ -1,4 +1,5 @@
 import ListStore
+import ListStorePostgreSQL
 
 #if canImport(Glibc)
   import Glibc
@@ -84,10 +85,16 @@ final class Context {
     {
       busyTimeout = .milliseconds(Int(seconds * 1000))
     }
-    let repository = try Repository(
-      path: databasePath, busyTimeout: busyTimeout, readOnly: false,
-      createIfMissing: databaseUse == .writes,
-      maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) })
+    let repository: Repository
+    if Repository.isPostgreSQLLocation(databasePath) {
+      repository = try Repository(
+        url: databasePath, busyTimeout: busyTimeout, createIfMissing: databaseUse == .writes)
+    } else {
+      repository = try Repository(
+        path: databasePath, busyTimeout: busyTimeout, readOnly: false,
+        createIfMissing: databaseUse == .writes,
+        maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) })
+    }
     openedRepository = repository
     return repository
   }

@@ -4,6 +4,7 @@ import ListStore
 import ListStoreFormats
 import Observable2D
 import ReactiveCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -57,6 +58,20 @@ enum WatchCommand {
     }
     let list = try context.list(invocation.argument("LIST"))
     let array = try list.observe()
+    // A server connection that breaks (PostgreSQL) is worth one line while it lasts;
+    // the watch goes on and catches up once connected again.
+    let disconnected = Atomic<Bool>(false)
+    try context.repository().onConnectionStatusChange { status in
+      switch status {
+      case .disconnected(let reason):
+        guard !disconnected.exchange(true, ordering: .relaxed) else { return }
+        // Straight to the file descriptor: this runs on the feed's thread.
+        let line = "liststore: \(reason); reconnecting, changes will follow\n"
+        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+      case .connected:
+        disconnected.store(false, ordering: .relaxed)
+      }
+    }
     let json = invocation.flag("json")
     let out = context.out
     // The screen needs keys as well as a terminal to draw on.

@@ -12,17 +12,24 @@
 /// cannot see it and reports races that are not there. The project's concurrency code
 /// is checked with ThreadSanitizer, so its locks must be visible to it.
 ///
-/// `@unchecked Sendable`: `value` is only read or written between `pthread_mutex_lock`
-/// and `pthread_mutex_unlock` of `mutex`, which the instance owns for its lifetime.
+/// The value lives in memory of its own, reached through a pointer, rather than in a
+/// stored property: an in-out access to a class's property is a "Swift access" that
+/// the sanitizer tracks by address, and for an empty value (`Locked<Void>`) that
+/// address is shared with the object's other fields.
+///
+/// `@unchecked Sendable`: `storage` is only read or written between
+/// `pthread_mutex_lock` and `pthread_mutex_unlock` of `mutex`; the instance owns both
+/// for its lifetime.
 @usableFromInline
 package final class Locked<Value>: @unchecked Sendable {
   @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  @usableFromInline var value: Value
+  @usableFromInline let storage: UnsafeMutablePointer<Value>
 
   /// Creates a lock around `value`.
   @inlinable
   package init(_ value: Value) {
-    self.value = value
+    storage = UnsafeMutablePointer.allocate(capacity: 1)
+    storage.initialize(to: value)
     mutex = UnsafeMutablePointer.allocate(capacity: 1)
     mutex.initialize(to: pthread_mutex_t())
     // Fails only for invalid attributes (none are given) or lack of memory.
@@ -32,6 +39,8 @@ package final class Locked<Value>: @unchecked Sendable {
   deinit {
     pthread_mutex_destroy(mutex)
     mutex.deallocate()
+    storage.deinitialize(count: 1)
+    storage.deallocate()
   }
 
   /// Runs `body` with the value while holding the lock. Not reentrant: calling
@@ -45,6 +54,6 @@ package final class Locked<Value>: @unchecked Sendable {
   ) throws(Failure) -> Result {
     pthread_mutex_lock(mutex)
     defer { pthread_mutex_unlock(mutex) }
-    return try body(&value)
+    return try body(&storage.pointee)
   }
 }

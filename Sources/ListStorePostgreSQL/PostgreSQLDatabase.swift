@@ -1,0 +1,189 @@
+import ListStore
+import PostgreSQLKit
+
+/// ListStore's connection to a PostgreSQL database: a ``DatabaseConnection`` over
+/// PostgreSQLKit's `PGConnection`. The SQL ListStore writes with `?` placeholders is
+/// numbered (`$1`, `$2`, …) once, when first prepared.
+final class PostgreSQLDatabase: DatabaseConnection {
+  let connection: PGConnection
+  private var statements: [String: PostgreSQLStatement] = [:]
+  private(set) var rowsRead = 0
+
+  /// The key of the transaction-scoped advisory lock that orders writers: held from a
+  /// writer's first log entry (or, for ListStore's own writes, from `BEGIN`) until it
+  /// commits, so the log's order is the order of commits. The schema's triggers take
+  /// the same key.
+  static let writerLock: Int64 = 4_992_855_103_141_254_223
+
+  /// PostgreSQL's SQL where it differs from SQLite's.
+  static let dialect = SQLDialect(
+    engine: .postgresql, checkedJSONParameter: "?",
+    lastSeqAndHorizon: """
+      SELECT greatest(coalesce((SELECT max(seq) FROM changes), 0), pruned_through), pruned_through
+      FROM change_log_horizon WHERE id = 1
+      """,
+    positionType: "'text'")
+
+  init(_ connection: PGConnection) {
+    self.connection = connection
+  }
+
+  var dialect: SQLDialect { Self.dialect }
+
+  func cached(_ sql: String) throws -> any DatabaseStatement {
+    if let statement = statements[sql] {
+      statement.reset()
+      return statement
+    }
+    let statement = PostgreSQLStatement(sql: Self.numbered(sql), database: self)
+    statements[sql] = statement
+    return statement
+  }
+
+  func prepared(_ sql: String) throws -> any DatabaseStatement {
+    PostgreSQLStatement(sql: Self.numbered(sql), database: self, prepared: false)
+  }
+
+  func execute(_ sql: String) throws { try connection.execute(sql) }
+
+  func begin(_ mode: TransactionMode) throws {
+    switch mode {
+    case .read:
+      try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    case .write:
+      try connection.execute("BEGIN")
+      do {
+        try connection.query("SELECT pg_advisory_xact_lock($1)", Self.writerLock)
+      } catch {
+        rollback()
+        throw error
+      }
+    }
+  }
+
+  func commit() throws { try connection.execute("COMMIT") }
+
+  func rollback() {
+    guard connection.isInTransaction else { return }
+    try? connection.execute("ROLLBACK")
+  }
+
+  func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
+    try connection.savepoint(body)
+  }
+
+  var isInTransaction: Bool { connection.isInTransaction }
+
+  fileprivate func counted(_ rows: Int) { rowsRead &+= rows }
+
+  /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (outside quotes).
+  static func numbered(_ sql: String) -> String {
+    var result = ""
+    result.reserveCapacity(sql.utf8.count + 8)
+    var number = 0
+    var quote: Character?
+    for character in sql {
+      if let open = quote {
+        if character == open { quote = nil }
+        result.append(character)
+      } else if character == "'" || character == "\"" {
+        quote = character
+        result.append(character)
+      } else if character == "?" {
+        number += 1
+        result += "$\(number)"
+      } else {
+        result.append(character)
+      }
+    }
+    return result
+  }
+}
+
+/// A statement as a ``DatabaseStatement``: bound values are sent when it is first
+/// stepped; its rows are then read from the result.
+final class PostgreSQLStatement: DatabaseStatement {
+  private let sql: String
+  private unowned let database: PostgreSQLDatabase
+  private let isPrepared: Bool
+  private var parameters: [PGParameter] = []
+  private var result: PGResult?
+  private var row = -1
+
+  init(sql: String, database: PostgreSQLDatabase, prepared: Bool = true) {
+    self.sql = sql
+    self.database = database
+    isPrepared = prepared
+  }
+
+  func bind(_ value: SQLValue, at index: Int32) throws {
+    let position = Int(index) - 1
+    while parameters.count <= position { parameters.append(.null) }
+    switch value {
+    case .integer(let value): parameters[position] = .text(String(value))
+    case .real(let value): parameters[position] = .text(String(value))
+    case .text(let value): parameters[position] = .text(value)
+    case .null: parameters[position] = .null
+    }
+  }
+
+  func step() throws -> Bool {
+    if result == nil {
+      let result = try database.connection.query(
+        sql, parameters: parameters, prepared: isPrepared)
+      self.result = result
+      database.counted(result.rowCount)
+      row = -1
+    }
+    guard let result else { return false }
+    row += 1
+    return row < result.rowCount
+  }
+
+  func reset() {
+    result = nil
+    row = -1
+  }
+
+  var rowsChanged: Int { result?.rowsAffected ?? 0 }
+
+  private var current: (result: PGResult, row: Int)? {
+    guard let result, row >= 0, row < result.rowCount else { return nil }
+    return (result, row)
+  }
+
+  func int64(at index: Int32) -> Int64 { optionalInt64(at: index) ?? 0 }
+
+  func optionalInt64(at index: Int32) -> Int64? {
+    guard let (result, row) = current else { return nil }
+    return try? result.optionalInt64(row: row, column: Int(index))
+  }
+
+  func double(at index: Int32) -> Double {
+    guard let (result, row) = current, !result.isNull(row: row, column: Int(index)) else {
+      return 0
+    }
+    return (try? result.double(row: row, column: Int(index))) ?? 0
+  }
+
+  func string(at index: Int32) -> String { optionalString(at: index) ?? "" }
+
+  func optionalString(at index: Int32) -> String? {
+    guard let (result, row) = current else { return nil }
+    return result.optionalString(row: row, column: Int(index))
+  }
+
+  func isNull(at index: Int32) -> Bool {
+    guard let (result, row) = current else { return true }
+    return result.isNull(row: row, column: Int(index))
+  }
+
+  func withUTF8<R>(at index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows
+    -> R
+  {
+    guard let (result, row) = current else {
+      return try body(UnsafeBufferPointer(start: nil, count: 0))
+    }
+    return try result.withUTF8(row: row, column: Int(index), body)
+  }
+}

@@ -1,0 +1,201 @@
+import Dispatch
+import Foundation
+import ListStore
+import PostgreSQLKit
+import ReactiveCore
+import Synchronization
+
+/// The PostgreSQL engine: a database on a server, reached through libpq, watched
+/// for other clients' commits with `LISTEN` on a connection of its own.
+struct PostgreSQLEngine: StorageEngine {
+  /// The connection string as given (it may hold a password: never shown).
+  let connectionString: String
+  /// The connection string without its password, for messages.
+  let location: String
+
+  init(connectionString: String) {
+    self.connectionString = connectionString
+    location = PGConnection.redactingPassword(in: connectionString)
+  }
+
+  var dialect: SQLDialect { PostgreSQLDatabase.dialect }
+
+  /// Connects, with the session settings every ListStore connection uses.
+  func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PGConnection {
+    do {
+      let connection = try PGConnection(connectionString)
+      // A writer waits this long for another's lock, then fails (55P03).
+      let milliseconds = max(
+        1,
+        busyTimeout.components.seconds * 1000
+          + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+      try connection.execute("SET lock_timeout = \(milliseconds)")
+      if readOnly { try connection.execute("SET default_transaction_read_only = on") }
+      return connection
+    } catch {
+      throw userError(error, busyTimeout: busyTimeout)
+    }
+  }
+
+  func openRepository(
+    busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool, maximumPageCount: Int?
+  ) throws(ListStoreError) -> (connection: any DatabaseConnection, isReadOnly: Bool) {
+    let connection = try connect(busyTimeout: busyTimeout, readOnly: readOnly)
+    try PostgreSQLMigrator.migrate(
+      connection, location: location, readOnly: readOnly, createIfMissing: createIfMissing,
+      busyTimeout: busyTimeout)
+    return (PostgreSQLDatabase(connection), readOnly)
+  }
+
+  func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
+    throws(ListStoreError) -> any DatabaseConnection
+  {
+    switch role {
+    case .feed:
+      return PostgreSQLDatabase(try connect(busyTimeout: busyTimeout, readOnly: readOnly))
+    case .bookkeeping:
+      return PostgreSQLDatabase(try connect(busyTimeout: .milliseconds(50), readOnly: false))
+    }
+  }
+
+  func watch(
+    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    status: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) -> (any ChangeWatch)? {
+    try? Listener(engine: self, onChange: onChange, status: status)
+  }
+
+  func isEngineError(_ error: any Error) -> Bool { error is PGError }
+
+  func userError(_ error: any Error, busyTimeout: Duration) -> ListStoreError {
+    switch error {
+    case let error as ListStoreError: return error
+    case let error as PGError:
+      return Self.userError(error, location: location, busyTimeout: busyTimeout)
+    default: return .server(location: location, message: "\(error)")
+    }
+  }
+
+  /// The error users should see for `error`, in their words.
+  static func userError(_ error: PGError, location: String, busyTimeout: Duration)
+    -> ListStoreError
+  {
+    // One line, whatever libpq put in its message.
+    let reason = error.message.split(whereSeparator: \.isNewline)
+      .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+      .joined(separator: " ")
+    switch error.kind {
+    case .serverUnreachable: return .serverUnreachable(location: location, reason: reason)
+    case .authenticationFailed: return .authenticationFailed(location: location)
+    case .databaseMissing:
+      return .server(
+        location: location,
+        message:
+          "\(reason); create it first (createdb): ListStore creates its tables, not the database")
+    case .permissionDenied: return .permissionDenied(location: location, detail: reason)
+    case .connectionLost, .tooManyConnections: return .connectionLost(location: location)
+    case .readOnly: return .readOnly(path: location)
+    case .diskFull: return .diskFull(path: location)
+    default:
+      if error.sqlState == "55P03" { return .busy(path: location, timeout: busyTimeout) }
+      if reason.hasPrefix("ListStore: ") {
+        return .server(location: location, message: String(reason.dropFirst(11)))
+      }
+      return .server(location: location, message: reason)
+    }
+  }
+
+  func goneReaders(_ ids: [Int64], db: any DatabaseConnection) throws -> Set<Int64> {
+    var alive = Set<Int64>()
+    try db.prepared("SELECT pid FROM pg_stat_activity").forEachRow { alive.insert($0.int64(at: 0)) }
+    return Set(ids.filter { !alive.contains($0) })
+  }
+
+  func readerProcessID(db: any DatabaseConnection) throws -> Int64 {
+    try db.scalarInt64("SELECT pg_backend_pid()") ?? 0
+  }
+}
+
+/// Listens for `NOTIFY liststore` on a connection of its own, on a thread of its own:
+/// `LISTEN` first, then a catch-up read (the feed reads the log from where it is),
+/// then every notification. A broken connection is reported, then connected again
+/// with a growing delay, and caught up again.
+final class Listener: ChangeWatch, @unchecked Sendable {
+  // `@unchecked Sendable`: `stopped` and `interrupter` are thread-safe; everything
+  // else is touched only by the listening thread.
+  private let engine: PostgreSQLEngine
+  private let onChange: @Sendable (any DatabaseConnection) -> Void
+  private let status: @Sendable (FeedConnectionStatus) -> Void
+  private let interrupter: PGWaitInterrupter
+  private let stopped = Atomic<Bool>(false)
+  private let finished = DispatchSemaphore(value: 0)
+  /// The longest wait for a notification before the connection is checked.
+  static let idleCheck: Duration = .seconds(5)
+  static let reconnectDelays: (first: Duration, longest: Duration) = (
+    .milliseconds(50), .seconds(2)
+  )
+
+  init(
+    engine: PostgreSQLEngine, onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    status: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) throws {
+    self.engine = engine
+    self.onChange = onChange
+    self.status = status
+    interrupter = try PGWaitInterrupter()
+    let thread = Thread { [self] in run() }
+    thread.name = "liststore.listener"
+    thread.start()
+  }
+
+  func cancel() {
+    guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    interrupter.interrupt()
+    finishedEarly.signal()
+    if Thread.current.name != "liststore.listener" { finished.wait() }
+  }
+
+  private func run() {
+    defer { finished.signal() }
+    var delay = Self.reconnectDelays.first
+    var lost = false
+    while !stopped.load(ordering: .acquiring) {
+      do {
+        let connection = try PGConnection(engine.connectionString)
+        try connection.listen("liststore")
+        let probe = PostgreSQLDatabase(connection)
+        if lost {
+          lost = false
+          status(.connected)
+        }
+        delay = Self.reconnectDelays.first
+        // Whatever was committed before LISTEN took effect is in the log.
+        onChange(probe)
+        while !stopped.load(ordering: .acquiring) {
+          let notifications = try connection.waitForNotifications(
+            timeout: Self.idleCheck, interrupter: interrupter)
+          if notifications.isEmpty {
+            try connection.ping()
+          } else {
+            onChange(probe)
+          }
+        }
+        connection.close()
+      } catch {
+        guard !stopped.load(ordering: .acquiring) else { return }
+        if !lost {
+          lost = true
+          status(.disconnected("\(engine.userError(error, busyTimeout: .seconds(1)))"))
+        }
+        // Wait before trying again; `cancel` cuts the wait short.
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        _ = finishedEarly.wait(timeout: .now() + .nanoseconds(nanoseconds))
+        delay = min(delay * 2, Self.reconnectDelays.longest)
+      }
+    }
+  }
+
+  /// Signalled only by `cancel`: waiting on it is a sleep that cancelling cuts short.
+  private let finishedEarly = DispatchSemaphore(value: 0)
+}
