@@ -97,7 +97,8 @@ public final class Repository: Sendable {
     let inMemoryDatabase = path == Self.inMemoryPath ? try InMemoryDatabase() : nil
     try self.init(
       engine: SQLiteEngine(path: inMemoryDatabase?.path ?? path), busyTimeout: busyTimeout,
-      readOnly: readOnly, createIfMissing: createIfMissing, maximumPageCount: maximumPageCount,
+      readOnly: readOnly, createIfMissing: createIfMissing || inMemoryDatabase != nil,
+      maximumPageCount: maximumPageCount,
       watchesDatabase: watchesDatabase, inMemoryDatabase: inMemoryDatabase)
   }
 

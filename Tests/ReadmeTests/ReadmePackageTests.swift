@@ -99,6 +99,10 @@ import Testing
         #expect(
           result.output == expected,
           "\(example.document), run \(run), printed:\n\(result.output)")
+        // In-memory databases held until the end (top-level code) go when the program does.
+        #expect(
+          Self.inMemoryFolders(ofProcess: result.pid).isEmpty,
+          "\(example.document) left its in-memory database behind")
       }
     }
 
@@ -127,6 +131,15 @@ import Testing
 
       """
     #expect(Self.expectedOutput(of: [program]) == "3\n[\"y\"] 1\n1 2\n3 4\n")
+  }
+
+  /// The in-memory database folders a process made that are still there.
+  static func inMemoryFolders(ofProcess pid: Int32) -> [String] {
+    ["/dev/shm", NSTemporaryDirectory(), "/tmp"].flatMap { base in
+      ((try? FileManager.default.contentsOfDirectory(atPath: base)) ?? []).filter {
+        $0.hasPrefix("liststore-memory-\(pid)-")
+      }
+    }
   }
 
   /// The contents of every ```swift fenced block, in order.
@@ -218,7 +231,8 @@ import Testing
     let data = pipe.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return ProcessOutput(
-      status: process.terminationStatus, output: String(decoding: data, as: UTF8.self))
+      status: process.terminationStatus, output: String(decoding: data, as: UTF8.self),
+      pid: process.processIdentifier)
   }
 }
 
@@ -226,6 +240,7 @@ import Testing
 struct ProcessOutput {
   var status: Int32
   var output: String
+  var pid: Int32
 }
 
 /// A new folder under the temporary folder, removed by `remove()`.
