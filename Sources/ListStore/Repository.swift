@@ -60,7 +60,8 @@ public final class Repository: Sendable {
   /// ```
   ///
   /// `":memory:"` (``inMemoryPath``) opens a fresh, empty database of this repository's
-  /// own, removed when the repository is released. It is a real database file in a
+  /// own, removed when the repository is released, or at the latest when the process
+  /// exits. It is a real database file in a
   /// private temporary folder — under `/dev/shm`, in memory, where the system has it —
   /// so it behaves exactly as any other: observers, other connections and other
   /// processes (given ``path``, which names the file) all work.
