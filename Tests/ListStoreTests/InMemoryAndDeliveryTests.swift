@@ -23,6 +23,7 @@ import Testing
   // MARK: - In memory
 
   @Test func anInMemoryRepositoryIsObservedLikeAFileAndVanishesWithTheRepository() throws {
+    folder.remove()  // Not used here.
     var repository: Repository? = try Repository(path: ":memory:")
     let path = try #require(repository?.path)
     #expect(path != ":memory:")
