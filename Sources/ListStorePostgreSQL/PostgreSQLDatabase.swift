@@ -24,8 +24,12 @@ final class PostgreSQLDatabase: DatabaseConnection {
       """,
     positionType: "'text'")
 
-  init(_ connection: PGConnection) {
+  /// The session settings the connection was opened with, set again after a reset.
+  private let sessionSetup: String
+
+  init(_ connection: PGConnection, sessionSetup: String = "") {
     self.connection = connection
+    self.sessionSetup = sessionSetup
   }
 
   var dialect: SQLDialect { Self.dialect }
@@ -47,6 +51,12 @@ final class PostgreSQLDatabase: DatabaseConnection {
   func execute(_ sql: String) throws { try connection.execute(sql) }
 
   func begin(_ mode: TransactionMode) throws {
+    // A connection the server dropped (a restart, a terminated session) is opened again
+    // before the next transaction; the work it was doing failed with its error.
+    if !connection.isConnected {
+      try connection.reset()
+      if !sessionSetup.isEmpty { try connection.execute(sessionSetup) }
+    }
     switch mode {
     case .read:
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")

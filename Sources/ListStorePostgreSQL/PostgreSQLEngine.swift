@@ -20,18 +20,24 @@ struct PostgreSQLEngine: StorageEngine {
 
   var dialect: SQLDialect { PostgreSQLDatabase.dialect }
 
+  /// The settings every ListStore session runs with: a writer waits `busyTimeout` for
+  /// another's lock, then fails (55P03); a read-only repository never writes.
+  static func sessionSetup(busyTimeout: Duration, readOnly: Bool) -> String {
+    let milliseconds = max(
+      1,
+      busyTimeout.components.seconds * 1000
+        + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+    return "SET lock_timeout = \(milliseconds)"
+      + (readOnly ? "; SET default_transaction_read_only = on" : "")
+  }
+
   /// Connects, with the session settings every ListStore connection uses.
-  func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PGConnection {
+  func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PostgreSQLDatabase {
     do {
       let connection = try PGConnection(connectionString)
-      // A writer waits this long for another's lock, then fails (55P03).
-      let milliseconds = max(
-        1,
-        busyTimeout.components.seconds * 1000
-          + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-      try connection.execute("SET lock_timeout = \(milliseconds)")
-      if readOnly { try connection.execute("SET default_transaction_read_only = on") }
-      return connection
+      let setup = Self.sessionSetup(busyTimeout: busyTimeout, readOnly: readOnly)
+      try connection.execute(setup)
+      return PostgreSQLDatabase(connection, sessionSetup: setup)
     } catch {
       throw userError(error, busyTimeout: busyTimeout)
     }
@@ -40,11 +46,11 @@ struct PostgreSQLEngine: StorageEngine {
   func openRepository(
     busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool, maximumPageCount: Int?
   ) throws(ListStoreError) -> (connection: any DatabaseConnection, isReadOnly: Bool) {
-    let connection = try connect(busyTimeout: busyTimeout, readOnly: readOnly)
+    let database = try connect(busyTimeout: busyTimeout, readOnly: readOnly)
     try PostgreSQLMigrator.migrate(
-      connection, location: location, readOnly: readOnly, createIfMissing: createIfMissing,
-      busyTimeout: busyTimeout)
-    return (PostgreSQLDatabase(connection), readOnly)
+      database.connection, location: location, readOnly: readOnly,
+      createIfMissing: createIfMissing, busyTimeout: busyTimeout)
+    return (database, readOnly)
   }
 
   func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
@@ -52,9 +58,9 @@ struct PostgreSQLEngine: StorageEngine {
   {
     switch role {
     case .feed:
-      return PostgreSQLDatabase(try connect(busyTimeout: busyTimeout, readOnly: readOnly))
+      return try connect(busyTimeout: busyTimeout, readOnly: readOnly)
     case .bookkeeping:
-      return PostgreSQLDatabase(try connect(busyTimeout: .milliseconds(50), readOnly: false))
+      return try connect(busyTimeout: .milliseconds(50), readOnly: false)
     }
   }
 
@@ -185,7 +191,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         guard !stopped.load(ordering: .acquiring) else { return }
         if !lost {
           lost = true
-          status(.disconnected("\(engine.userError(error, busyTimeout: .seconds(1)))"))
+          status(.disconnected("lost the connection to the server for \(engine.location)"))
         }
         // Wait before trying again; `cancel` cuts the wait short.
         let (seconds, attoseconds) = delay.components
