@@ -72,6 +72,7 @@ extension Repository {
       "change_log_readers",
     ].map { ("table", $0) }
     + [
+      "lists_lock_writers", "sections_lock_writers", "items_lock_writers",
       "sections_position_is_a_key", "items_position_is_a_key", "items_log", "sections_log",
       "lists_log", "lists_notify", "sections_notify", "items_notify",
     ].map { ("trigger", $0) }

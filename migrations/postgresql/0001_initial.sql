@@ -101,6 +101,23 @@ FOR EACH ROW EXECUTE FUNCTION liststore_check_position();
 CREATE TRIGGER items_position_is_a_key BEFORE INSERT OR UPDATE OF position ON items
 FOR EACH ROW EXECUTE FUNCTION liststore_check_position();
 
+-- The lock that orders writers, taken before a statement changes any row of the three
+-- tables (so that no client holds a row lock while it waits for this one, which could
+-- deadlock with a writer that holds this lock and wants the row), and again by every
+-- log write (free once held). Held until the transaction ends.
+CREATE FUNCTION liststore_lock_writers() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_advisory_xact_lock(4992855103141254223);
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER lists_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON lists
+FOR EACH STATEMENT EXECUTE FUNCTION liststore_lock_writers();
+CREATE TRIGGER sections_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON sections
+FOR EACH STATEMENT EXECUTE FUNCTION liststore_lock_writers();
+CREATE TRIGGER items_lock_writers BEFORE INSERT OR UPDATE OR DELETE ON items
+FOR EACH STATEMENT EXECUTE FUNCTION liststore_lock_writers();
+
 -- Appends one entry to the log, after taking the lock that orders writers (held until
 -- the transaction ends; taking it again is free).
 CREATE FUNCTION liststore_log(
