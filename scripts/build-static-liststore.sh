@@ -1,8 +1,8 @@
 #!/bin/sh
 # Builds the self-contained `liststore`: the Swift runtime (--static-swift-stdlib) and
 # SQLite (Debian's libsqlite3-dev archive, libsqlite3.a) linked in, the schema embedded.
-# The binary then needs only what every glibc system has: libc, libm, libstdc++ and
-# libgcc_s (check with `ldd .build/release/liststore`).
+# The binary then needs what every glibc system has — libc, libm, libstdc++ and
+# libgcc_s — and libpq (libpq5) for PostgreSQL (check with `ldd .build/release/liststore`).
 #
 # How: the CSQLite module links `-lsqlite3`, found through pkg-config. This script gives
 # pkg-config a sqlite3.pc whose library folder holds only the archive, so the linker
