@@ -52,6 +52,7 @@ import Testing
     var all = totals.withLock { $0 }
     all.seconds = Self.seconds(since: started)
     print("Differential fuzz, deterministic core: \(all)")
+    if Self.verbose { print("statements\tfailed\tshape\n" + all.shapeTable) }
     for report in reports.withLock({ $0 }) { Issue.record(Comment(rawValue: report)) }
     #expect(all.seeds == seeds.count)
     #expect(all.statements >= seeds.count * Self.statementsPerSeed)
@@ -98,11 +99,15 @@ import Testing
       switch generator.int(0..<100) {
       case 0..<60:
         program.append(runner.generateTransaction(&generator, immediate: false))
-      case 60..<85:
+      case 60..<84:
         guard let state = try? FuzzState.read(runner.foreign) else { break }
         let (call, expected) = generator.apiCall(state)
         perform(.api(call, failsWith: expected))
         observeNewLists()
+      case 84..<86:
+        // Another process's commit, coalesced with the others at the next refresh.
+        guard let state = try? FuzzState.read(runner.foreign) else { break }
+        perform(.cli(generator.cliArguments(state)))
       default:
         perform(.synchronize)
         observeNewLists()
@@ -116,7 +121,9 @@ import Testing
     totals.knownIssueHits += generator.knownIssueHits
     if verbose { print("seed \(seed): \(totals)") }
     // Keys `PositionKey` got wrong need no program to reproduce.
-    let keyReport = generator.keyProblems.isEmpty ? nil : "seed \(seed): " + generator.keyProblems.joined(separator: "\n")
+    let keyReport =
+      generator.keyProblems.isEmpty
+      ? nil : "seed \(seed): " + generator.keyProblems.joined(separator: "\n")
     guard let failure else { return Outcome(totals: totals, report: keyReport) }
 
     let (shrunk, replays) = FuzzRunner.shrink(program, failure: failure, fault: fault)
@@ -148,12 +155,16 @@ import Testing
     }
     for name in lists {
       add(.api(.createList(name), failsWith: nil))
-      guard let id = (try? runner.reader.scalarInt64("SELECT id FROM lists WHERE name = ?", name)) ?? nil
+      guard
+        let id = (try? runner.reader.scalarInt64("SELECT id FROM lists WHERE name = ?", name))
+          ?? nil
       else { continue }
       for section in 0..<2 {
         add(
           .api(
-            .list(id: id, name: name, .appendSection("{\"header\":\"\(name)/\(section)\",\"footer\":null}")),
+            .list(
+              id: id, name: name,
+              .appendSection("{\"header\":\"\(name)/\(section)\",\"footer\":null}")),
             failsWith: nil))
         add(
           .api(
@@ -286,7 +297,8 @@ import Testing
               repository: repository, path: path, seed: threadSeed, calls: 25, failures: failures,
               totals: threadTotals)
           } else {
-            cliWriter(path: path, seed: threadSeed, runs: 4, failures: failures, totals: threadTotals)
+            cliWriter(
+              path: path, seed: threadSeed, runs: 4, failures: failures, totals: threadTotals)
           }
         }.start()
       }
@@ -336,10 +348,12 @@ import Testing
     problems += final.problems.map { "watch --json: \($0)" }
     if stopped.status != 0 || stopped.signaled || !stopped.errors.isEmpty {
       problems.append(
-        "watch ended with \(stopped.signaled ? "signal" : "status") \(stopped.status): \(stopped.errors)")
+        "watch ended with \(stopped.signaled ? "signal" : "status") \(stopped.status): \(stopped.errors)"
+      )
     }
     if let shown = try? liststore(["show", "W", "--json"], database: path),
-      let object = try? JSONSerialization.jsonObject(with: Data(shown.stdout.utf8)) as? [String: Any],
+      let object = try? JSONSerialization.jsonObject(with: Data(shown.stdout.utf8))
+        as? [String: Any],
       let sections = object["sections"] as? [[String: Any]]
     {
       if !(NSArray(array: final.sections ?? []).isEqual(NSArray(array: sections))) {
@@ -369,7 +383,8 @@ import Testing
 
   /// Random API calls on the rows a read-only connection sees, through `repository`.
   static func apiWriter(
-    repository: Repository, path: String, seed: UInt64, calls: Int, failures: borrowing Mutex<[String]>,
+    repository: Repository, path: String, seed: UInt64, calls: Int,
+    failures: borrowing Mutex<[String]>,
     totals: borrowing Mutex<FuzzTotals>
   ) {
     var generator = FuzzGenerator(seed: seed)

@@ -1,6 +1,7 @@
 import Foundation
-@testable import ListStore
 import SQLiteKit
+
+@testable import ListStore
 
 // The program a differential fuzz run executes: foreign SQL transactions, calls of the
 // Swift API and refresh points, recorded as plain values so that a failing run can be
@@ -121,6 +122,8 @@ enum FuzzStep: Sendable, Hashable {
   case synchronize
   /// Starts observing list `id` with `observe()`.
   case observe(listID: Int64, name: String)
+  /// Runs `liststore --db PATH` with these arguments, to its end.
+  case cli([String])
 }
 
 // MARK: - Performing API calls
@@ -279,6 +282,8 @@ extension FuzzStep {
     switch self {
     case .synchronize:
       return "repository.synchronizeObservers()"
+    case .cli(let arguments):
+      return "_ = try liststore(\(arguments.map(literal)), database: repository.path)"
     case .observe(let id, let name):
       return
         "let \(observer) = try record(RawList(repository: repository, id: \(id), name: \(literal(name))))"

@@ -1,8 +1,9 @@
 import Foundation
-@testable import ListStore
 import Observable2D
 import SQLiteKit
 import TestSupport
+
+@testable import ListStore
 
 /// Why a run failed, and what identifies that failure when a shorter program is replayed.
 struct FuzzFailure: Error, CustomStringConvertible {
@@ -51,6 +52,8 @@ struct FuzzTotals: Sendable, CustomStringConvertible {
   var watchLines = 0
   /// Failures of a bug already reported (``KnownIssues``), tolerated so the run goes on.
   var knownIssueHits = 0
+  /// For each statement shape (``FuzzTotals/shape(of:)``): how many ran, and how many failed.
+  var shapes: [String: [Int]] = [:]
   var seconds = 0.0
 
   mutating func add(_ other: FuzzTotals) {
@@ -66,6 +69,42 @@ struct FuzzTotals: Sendable, CustomStringConvertible {
     changesets += other.changesets
     watchLines += other.watchLines
     knownIssueHits += other.knownIssueHits
+    shapes.merge(other.shapes) { zip($0, $1).map(+) }
+  }
+
+  /// A statement's shape: its verb, conflict clause and table, and how it gives rows.
+  static func shape(of sql: String) -> String {
+    let words = sql.split(separator: " ")
+    guard let verb = words.first else { return "" }
+    var shape = [String(verb)]
+    for word in words.dropFirst() {
+      shape.append(String(word))
+      if ["items", "sections", "lists", "changes", "change_log_horizon"].contains(word) { break }
+      if word.hasPrefix("items(") || word.hasPrefix("sections(") || word.hasPrefix("lists(") {
+        shape[shape.count - 1] = String(word.prefix { $0 != "(" })
+        break
+      }
+      if shape.count > 5 { break }
+    }
+    if sql.contains(" SELECT ") && verb != "DELETE" { shape.append("… SELECT") }
+    if sql.contains("), (") { shape.append("… multi-row") }
+    if sql.contains("DO NOTHING") { shape.append("… DO NOTHING") }
+    if sql.contains("DO UPDATE") { shape.append("… DO UPDATE") }
+    if let set = sql.range(of: " SET ") {
+      // The columns assigned, between SET and WHERE.
+      let clause = sql[set.upperBound...].prefix { $0 != "W" }
+      let columns = clause.components(separatedBy: ", ").compactMap { assignment in
+        assignment.split(separator: " ").first.map(String.init)
+      }
+      shape.append("SET " + columns.filter { !$0.isEmpty }.joined(separator: ","))
+    }
+    return shape.joined(separator: " ")
+  }
+
+  /// The shapes, one line each: runs and failures.
+  var shapeTable: String {
+    shapes.sorted { $0.key < $1.key }.map { "\($0.value[0])\t\($0.value[1])\t\($0.key)" }
+      .joined(separator: "\n")
   }
 
   var description: String {
@@ -104,7 +143,8 @@ final class FuzzRunner {
   /// The independent reading, through a read-only connection.
   let reader: Connection
   let mode: Mode
-  private(set) var recorders: [(listID: Int64, recorder: ArrayRecorder<RawJSON, RawJSON>)] = []
+  private(set) var recorders:
+    [(listID: Int64, recorder: ArrayRecorder<RawJSON, RawJSON>, precision: PrecisionChecker)] = []
   var totals = FuzzTotals()
   private(set) var failure: FuzzFailure?
   /// How many steps ran.
@@ -133,7 +173,7 @@ final class FuzzRunner {
 
   /// Ends the observations and deletes the database.
   func close() {
-    for (_, recorder) in recorders { totals.changesets += recorder.changesets.count }
+    for (_, recorder, _) in recorders { totals.changesets += recorder.changesets.count }
     recorders.removeAll()
     repository.stopObserving()
     foreign.close()
@@ -164,6 +204,8 @@ final class FuzzRunner {
       observe(listID: id, name: name)
     case .api(let call, let expected):
       perform(call, failsWith: expected)
+    case .cli(let arguments):
+      runCLI(arguments)
     case .foreign(let transaction):
       totals.transactions += 1
       setPragmas(transaction)
@@ -193,20 +235,28 @@ final class FuzzRunner {
     if !statement.isControl {
       totals.statements += 1
       if message != nil { totals.refused += 1 }
+      totals.shapes[FuzzTotals.shape(of: statement.sql), default: [0, 0]][0] += 1
+      if message != nil {
+        totals.shapes[FuzzTotals.shape(of: statement.sql), default: [0, 0]][1] += 1
+      }
     }
     guard checking else { return }
     let expectation = statement.expectation
     let signature = "schema|\(statement.sql)"
     if let message {
       if expectation.outcome == .accepted {
-        fail(.schema, signature + "|refused", "the legal statement\n  \(statement.sql)\nwas refused: \(message)")
+        fail(
+          .schema, signature + "|refused",
+          "the legal statement\n  \(statement.sql)\nwas refused: \(message)")
       } else if !expectation.messages.contains(where: message.contains) {
         fail(
           .schema, signature + "|message",
           "\(statement.sql)\nwas refused with \(message.debugDescription); expected one of \(expectation.messages)"
         )
       } else if let before, !expectation.mayChangeOnFailure, dump() != before {
-        fail(.schema, signature + "|changed", "the refused statement\n  \(statement.sql)\nchanged the database")
+        fail(
+          .schema, signature + "|changed",
+          "the refused statement\n  \(statement.sql)\nchanged the database")
       }
     } else if expectation.outcome == .refused {
       fail(
@@ -258,6 +308,26 @@ final class FuzzRunner {
     }
   }
 
+  /// Runs `liststore`: another process's commit, which observers see at the next refresh.
+  private func runCLI(_ arguments: [String]) {
+    totals.cliRuns += 1
+    let result: ProcessResult
+    do {
+      result = try liststore(arguments, database: path)
+    } catch {
+      fail(.api, "cli|\(arguments)|start", "liststore \(arguments) did not start: \(error)")
+      return
+    }
+    guard checksExpectations, result.status != 0 else { return }
+    if result.status == 1, result.stderr.contains("position must be a position key"),
+      KnownIssues.holdsSmallestKeyButOne(reader)
+    {
+      totals.knownIssueHits += 1
+      return
+    }
+    fail(.api, "cli|\(arguments)|\(result.status)", "liststore \(arguments) failed: \(result)")
+  }
+
   // MARK: Observers
 
   /// Starts observing list `id`; its starting state must be the database's.
@@ -265,7 +335,7 @@ final class FuzzRunner {
     do {
       let array = try RawList(repository: repository, id: id, name: name).observe()
       let recorder = ArrayRecorder(array, describe: { $0.text }, header: { $0.text })
-      recorders.append((id, recorder))
+      recorders.append((id, recorder, PrecisionChecker(array)))
       compare(recorder, listID: id, when: "it started")
     } catch {
       // Only a replay of a shorter program observes a list that is not there.
@@ -294,7 +364,13 @@ final class FuzzRunner {
       fail(.observer, "observer", fault)
       return
     }
-    for (id, recorder) in recorders {
+    for (id, recorder, precision) in recorders {
+      if !precision.problems.isEmpty {
+        fail(
+          .observer, "observer",
+          "the observer of list \(id) emitted changesets that say more than what changed:\n"
+            + precision.problems.joined(separator: "\n"))
+      }
       if let error = recorder.error {
         fail(.observer, "observer", "the observer of list \(id) failed: \(error)")
       }
@@ -316,13 +392,14 @@ final class FuzzRunner {
       }
     }
     // Completed observers are done with.
-    for (_, recorder) in recorders where recorder.isCompleted {
+    for (_, recorder, _) in recorders where recorder.isCompleted {
       totals.changesets += recorder.changesets.count
     }
     recorders.removeAll { $0.recorder.isCompleted }
   }
 
-  private func compare(_ recorder: ArrayRecorder<RawJSON, RawJSON>, listID id: Int64, when: String) {
+  private func compare(_ recorder: ArrayRecorder<RawJSON, RawJSON>, listID id: Int64, when: String)
+  {
     totals.comparisons += 1
     let observed = ListContents(recorder.array.sections)
     let stored: ListContents?
@@ -350,9 +427,12 @@ final class FuzzRunner {
   // MARK: Generating
 
   /// Generates and runs one foreign transaction, statement by statement, each chosen
-  /// from the rows the foreign connection sees at that moment; returns it as a step.
-  /// - Parameter immediate: Always `BEGIN IMMEDIATE … COMMIT/ROLLBACK`, so that no
-  ///   other writer changes the rows between a statement's choice and its run.
+  /// from the rows the foreign connection sees at that moment.
+  /// - Parameters:
+  ///   - generator: Chooses the pragmas, the framing and the statements.
+  ///   - immediate: Always `BEGIN IMMEDIATE … COMMIT/ROLLBACK`, so that no other writer
+  ///     changes the rows between a statement's choice and its run.
+  /// - Returns: The transaction as a step, to replay.
   func generateTransaction(_ generator: inout FuzzGenerator, immediate: Bool) -> FuzzStep {
     defer { stepCount += 1 }
     totals.transactions += 1
@@ -500,15 +580,24 @@ enum KnownIssues {
   /// row in front of a row with that key fails with the schema's refusal
   /// (`insertingBeforeTheLowestKeyAClientMayWriteSucceeds`).
   static func isSmallestKeyRefusal(_ error: ListStoreError, db: Connection) -> Bool {
-    guard "\(error)".contains("position must be a position key") else { return false }
+    "\(error)".contains("position must be a position key") && holdsSmallestKeyButOne(db)
+  }
+
+  /// Whether a section or an item has the key `A00000000000000000000000001`.
+  static func holdsSmallestKeyButOne(_ db: Connection) -> Bool {
     let held = try? db.scalarInt64(
       "SELECT 1 FROM items WHERE position = ?1 UNION ALL SELECT 1 FROM sections WHERE position = ?1",
       smallestKeyButOne)
     return held != nil
   }
 
-  /// Whether `PositionKey` made a bad key between these bounds for that known reason.
-  static func isSmallestKeyBetween(_ lower: String?, _ upper: String?) -> Bool {
-    lower == nil && upper == smallestKeyButOne
+  /// The smallest integer, which is no key: nothing lies below it.
+  static let smallestInteger = "A" + String(repeating: "0", count: 26)
+
+  /// Whether `PositionKey` made bad keys for that known reason: one of them is the
+  /// smallest integer (`between(nil, "A00000000000000000000000001")`, also when
+  /// `keys(between:_:count:)` bisects down to it).
+  static func madeSmallestInteger(_ keys: [String]) -> Bool {
+    keys.contains(smallestInteger)
   }
 }

@@ -44,7 +44,9 @@ final class WatchFollower: @unchecked Sendable {
       }
     }
     condition.lock()
-    if !buffer.isEmpty { problems.append("an unfinished last line: \(String(decoding: buffer, as: UTF8.self))") }
+    if !buffer.isEmpty {
+      problems.append("an unfinished last line: \(String(decoding: buffer, as: UTF8.self))")
+    }
     finished = true
     condition.broadcast()
     condition.unlock()
@@ -106,7 +108,8 @@ final class WatchFollower: @unchecked Sendable {
     condition.lock()
     while !finished { condition.wait() }
     condition.unlock()
-    let errors = String(decoding: FileManager.default.contents(atPath: errorFile) ?? Data(), as: UTF8.self)
+    let errors = String(
+      decoding: FileManager.default.contents(atPath: errorFile) ?? Data(), as: UTF8.self)
     return (process.terminationStatus, process.terminationReason == .uncaughtSignal, errors)
   }
 }
