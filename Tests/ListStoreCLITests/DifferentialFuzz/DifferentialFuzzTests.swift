@@ -85,35 +85,55 @@ import Testing
     }
     runner.injectedFault = fault
     var generator = FuzzGenerator(seed: seed)
-    var program: [FuzzStep] = []
+    var program: [RecordedStep] = []
     func perform(_ step: FuzzStep) {
-      program.append(step)
+      program.append(RecordedStep(step: step, sequences: runner.sequences()))
       runner.run(step)
     }
-    func observeNewLists() {
-      for step in runner.missingObservers() where runner.failure == nil { perform(step) }
+    func observeNewLists(via: Int) {
+      for step in runner.missingObservers(via: via) where runner.failure == nil { perform(step) }
     }
     prologue(runner, lists: ["L0", "L1", "L2"], perform: perform)
-    observeNewLists()
+    observeNewLists(via: 0)
+    observeNewLists(via: 1)
+    // How often observers refresh: from rarely (many commits in one refresh) to often.
+    let refreshBias = generator.pick([0.1, 0.4, 1.0]) ?? 1.0
     while runner.failure == nil && runner.totals.statements < target {
+      // Mostly the first repository, which observers and writers use more.
+      let via = generator.chance(0.7) ? 0 : 1
       switch generator.int(0..<100) {
-      case 0..<60:
-        program.append(runner.generateTransaction(&generator, immediate: false))
-      case 60..<84:
+      case 0..<58:
+        let sequences = runner.sequences()
+        program.append(
+          RecordedStep(
+            step: runner.generateTransaction(&generator, immediate: false), sequences: sequences))
+      case 58..<80:
         guard let state = try? FuzzState.read(runner.foreign) else { break }
         let (call, expected) = generator.apiCall(state)
-        perform(.api(call, failsWith: expected))
-        observeNewLists()
-      case 84..<86:
+        perform(.api(call, failsWith: expected, via: via))
+        observeNewLists(via: via)
+      case 80..<82:
         // Another process's commit, coalesced with the others at the next refresh.
         guard let state = try? FuzzState.read(runner.foreign) else { break }
         perform(.cli(generator.cliArguments(state)))
+      case 82..<84:
+        // One more observer of a list: observers at different places in the log.
+        guard let state = try? FuzzState.read(runner.foreign),
+          let list = generator.pick(state.lists)
+        else { break }
+        perform(.observe(listID: list.id, name: list.name, via: via))
+      case 84..<85:
+        guard let observer = generator.pick(runner.recorders) else { break }
+        perform(.forget(listID: observer.listID, via: observer.via))
       default:
-        perform(.synchronize)
-        observeNewLists()
+        guard generator.chance(refreshBias) else { break }
+        perform(.synchronize(via: via))
+        observeNewLists(via: via)
       }
     }
-    if runner.failure == nil { perform(.synchronize) }
+    for via in runner.repositories.indices where runner.failure == nil {
+      perform(.synchronize(via: via))
+    }
     let failure = runner.failure
     runner.close()
     var totals = runner.totals
@@ -126,14 +146,17 @@ import Testing
       ? nil : "seed \(seed): " + generator.keyProblems.joined(separator: "\n")
     guard let failure else { return Outcome(totals: totals, report: keyReport) }
 
-    let (shrunk, replays) = FuzzRunner.shrink(program, failure: failure, fault: fault)
-    let reproduced = FuzzRunner.replay(shrunk, target: failure, fault: fault)
+    let (shrunk, verified, replays) = FuzzRunner.shrink(program, failure: failure, fault: fault)
+    let reproduced = FuzzRunner.replay(
+      shrunk.map { RecordedStep(step: $0, sequences: [:]) }, target: failure, fault: fault,
+      aligned: false
+    ).failure
     let report = """
       Differential fuzz failure, seed \(seed) (replay: LISTSTORE_SEED=\(seed) swift test --filter DifferentialFuzzTests)
       \(failure)
-      The program had \(program.count) steps (\(program.map(\.statementCount).reduce(0, +)) foreign statements); \
-      \(replays) replays shrank it to \(shrunk.count) steps (\(shrunk.map(\.statementCount).reduce(0, +)) statements), which fail with:
-      \(reproduced?.detail ?? "(nothing: the shrunk program does not fail)")
+      The program had \(program.count) steps (\(program.map(\.step.statementCount).reduce(0, +)) foreign statements); \
+      \(replays) replays shrank it to \(shrunk.filter { !$0.isAlignment }.count) steps (\(shrunk.map(\.statementCount).reduce(0, +)) statements, and raisings of id sequences that keep the original ids), which fail with:
+      \(reproduced?.detail ?? "(nothing: the shrunk program does not fail\(verified ? "" : " when replayed plainly"))")
       Reproduction:
       \(swiftCode(of: shrunk))
       """
@@ -154,7 +177,7 @@ import Testing
       perform(step)
     }
     for name in lists {
-      add(.api(.createList(name), failsWith: nil))
+      add(.api(.createList(name), failsWith: nil, via: 0))
       guard
         let id = (try? runner.reader.scalarInt64("SELECT id FROM lists WHERE name = ?", name))
           ?? nil
@@ -165,13 +188,13 @@ import Testing
             .list(
               id: id, name: name,
               .appendSection("{\"header\":\"\(name)/\(section)\",\"footer\":null}")),
-            failsWith: nil))
+            failsWith: nil, via: 0))
         add(
           .api(
             .list(
               id: id, name: name,
               .appendItems((0..<3).map { "\"\(name).\(section).\($0)\"" }, section: section)),
-            failsWith: nil))
+            failsWith: nil, via: 0))
       }
     }
     return steps
@@ -198,8 +221,8 @@ import Testing
     }
     let outcome = try #require(found, "no seed met the injected fault")
     let shrunk = try #require(outcome.shrunk)
-    #expect(shrunk.count <= 8, "\(outcome.report ?? "")")
-    #expect(shrunk.map(\.statementCount).reduce(0, +) <= 3, "\(outcome.report ?? "")")
+    #expect(shrunk.filter { !$0.isAlignment }.count <= 8, "\(outcome.report ?? "")")
+    #expect(shrunk.map(\.statementCount).reduce(0, +) <= 6, "\(outcome.report ?? "")")
     let report = try #require(outcome.report)
     #expect(report.contains("Reproduction:\nlet repository = try Repository("))
     #expect(report.contains("two items hold spaced objects"))
@@ -315,7 +338,7 @@ import Testing
         return failures
       }
       // Everyone stopped: after one refresh every observer equals the database.
-      runner.run(.synchronize)
+      runner.run(.synchronize(via: 0))
       for step in runner.missingObservers() { runner.run(step) }
       if let failure = runner.failure {
         problems.append("round \(round): \(failure)")
@@ -402,7 +425,7 @@ import Testing
           if KnownIssues.isSmallestKeyRefusal(error, db: db) {
             made.knownIssueHits += 1
           } else if !isExpectedRace(error) {
-            failures.withLock { $0.append("\(call.swift)\nfailed: \(error)") }
+            failures.withLock { $0.append("\(call.swift(on: "repository"))\nfailed: \(error)") }
           }
         }
       }

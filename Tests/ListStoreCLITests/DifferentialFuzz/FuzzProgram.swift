@@ -50,6 +50,10 @@ struct ForeignStatement: Sendable, Hashable {
     self.expectation = expectation
   }
 
+  /// Whether it raises an id sequence, as a shrunk program does to keep the ids of the
+  /// original run.
+  var raisesSequence: Bool { sql.contains("sqlite_sequence") }
+
   /// Whether it only frames a transaction (it is not counted as a statement).
   var isControl: Bool {
     ["BEGIN", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE"].contains {
@@ -111,19 +115,35 @@ enum ListOperation: Sendable, Hashable {
   }
 }
 
-/// One step of a program.
+/// One step of a program. `via` picks the repository: 0 is `repository`, 1 is `other`,
+/// a second repository on the same file (as another process would have one), so that
+/// each one's writes are another process's commits for the other.
 enum FuzzStep: Sendable, Hashable {
   /// A foreign client's transaction (or autocommitted statements).
   case foreign(ForeignTransaction)
   /// A call of the Swift API, and the `ListStoreError` case it must fail with (`nil`:
   /// it must succeed).
-  case api(APICall, failsWith: String?)
+  case api(APICall, failsWith: String?, via: Int)
   /// `Repository.synchronizeObservers()`: one refresh for every commit since the last.
-  case synchronize
+  case synchronize(via: Int)
   /// Starts observing list `id` with `observe()`.
-  case observe(listID: Int64, name: String)
+  case observe(listID: Int64, name: String, via: Int)
+  /// Drops the oldest observer of list `id` (its array is released).
+  case forget(listID: Int64, via: Int)
   /// Runs `liststore --db PATH` with these arguments, to its end.
   case cli([String])
+
+  /// How reproductions name the repositories.
+  static let repositoryNames = ["repository", "other"]
+}
+
+/// A step as a run generated it, with the id sequences (`sqlite_sequence` of lists,
+/// sections and items) the database had before it. Replays that shrink a program raise
+/// the sequences to these values before each step, so that the rows a step makes get
+/// the ids later steps name whatever steps were left out before it.
+struct RecordedStep: Sendable, Hashable {
+  var step: FuzzStep
+  var sequences: [String: Int64]
 }
 
 // MARK: - Performing API calls
@@ -143,16 +163,16 @@ extension APICall {
     }
   }
 
-  /// The call as Swift, for a reproduction.
-  var swift: String {
+  /// The call as Swift, for a reproduction, on the repository named `repository`.
+  func swift(on repository: String) -> String {
     switch self {
-    case .createList(let name): "try repository.createList(\(literal(name)))"
-    case .deleteList(let name): "try repository.deleteList(\(literal(name)))"
+    case .createList(let name): "try \(repository).createList(\(literal(name)))"
+    case .deleteList(let name): "try \(repository).deleteList(\(literal(name)))"
     case .renameList(let name, let newName):
-      "try repository.renameList(\(literal(name)), to: \(literal(newName)))"
-    case .pruneChangeLog: "try repository.pruneChangeLog()"
+      "try \(repository).renameList(\(literal(name)), to: \(literal(newName)))"
+    case .pruneChangeLog: "try \(repository).pruneChangeLog()"
     case .list(let id, let name, let operation):
-      "try RawList(repository: repository, id: \(id), name: \(literal(name)))."
+      "try RawList(repository: \(repository), id: \(id), name: \(literal(name)))."
         + operation.swift
     }
   }
@@ -277,18 +297,23 @@ func literal(_ text: String) -> String {
 
 extension FuzzStep {
   /// The step as Swift code that runs it, for a reproduction (see ``swiftCode(of:)``);
-  /// `observer` names the recorder an `.observe` step makes.
+  /// `observer` names the recorder an `.observe` step makes, or the one a `.forget`
+  /// step drops.
   func swift(observer: String) -> String {
+    let names = Self.repositoryNames
     switch self {
-    case .synchronize:
-      return "repository.synchronizeObservers()"
+    case .synchronize(let via):
+      return "\(names[via]).synchronizeObservers()"
     case .cli(let arguments):
-      return "_ = try liststore(\(arguments.map(literal)), database: repository.path)"
-    case .observe(let id, let name):
+      let arguments = arguments.map(literal).joined(separator: ", ")
+      return "_ = try liststore([\(arguments)], database: repository.path)"
+    case .observe(let id, let name, let via):
       return
-        "let \(observer) = try record(RawList(repository: repository, id: \(id), name: \(literal(name))))"
-    case .api(let call, let failure):
-      let call = call.swift
+        "var \(observer): ArrayRecorder? = try record(RawList(repository: \(names[via]), id: \(id), name: \(literal(name))))"
+    case .forget:
+      return "\(observer) = nil"
+    case .api(let call, let failure, let via):
+      let call = call.swift(on: names[via])
       return failure.map { "_ = try? \(call.dropFirst(4))  // fails: \($0)" } ?? call
     case .foreign(let transaction):
       var lines = [
@@ -315,10 +340,26 @@ extension FuzzStep {
     }
   }
 
-  /// How many foreign statements (not counting BEGIN, COMMIT and the like) it holds.
+  /// Whether it acts through the second repository.
+  var usesOther: Bool {
+    switch self {
+    case .api(_, _, let via), .synchronize(let via), .observe(_, _, let via), .forget(_, let via):
+      via == 1
+    case .foreign, .cli: false
+    }
+  }
+
+  /// How many foreign statements (not counting BEGIN, COMMIT and the like, nor raisings
+  /// of id sequences) it holds.
   var statementCount: Int {
     guard case .foreign(let transaction) = self else { return 0 }
-    return transaction.statements.filter { !$0.isControl }.count
+    return transaction.statements.filter { !$0.isControl && !$0.raisesSequence }.count
+  }
+
+  /// Whether it only raises id sequences (see ``RecordedStep``).
+  var isAlignment: Bool {
+    guard case .foreign(let transaction) = self else { return false }
+    return transaction.statements.allSatisfy(\.raisesSequence)
   }
 }
 
@@ -330,22 +371,41 @@ func swiftCode(of program: [FuzzStep]) -> String {
     "let repository = try Repository(",
     "  path: folder.file(\"db.sqlite\"), busyTimeout: .seconds(10), readOnly: false,",
     "  maximumPageCount: nil, watchesDatabase: false)",
-    "var db: Connection",
   ]
-  var observers: [(name: String, listID: Int64)] = []
+  if program.contains(where: \.usesOther) {
+    lines += [
+      "let other = try Repository(",
+      "  path: repository.path, busyTimeout: .seconds(10), readOnly: false,",
+      "  maximumPageCount: nil, watchesDatabase: false)",
+    ]
+  }
+  lines.append("var db: Connection")
+  var observers: [(name: String, listID: Int64, via: Int, live: Bool)] = []
   for step in program {
-    let name = "observer\(observers.count + 1)"
-    if case .observe(let id, _) = step { observers.append((name, id)) }
+    var name = "observer\(observers.count + 1)"
+    switch step {
+    case .observe(let id, _, let via): observers.append((name, id, via, true))
+    case .forget(let id, let via):
+      guard let index = observers.firstIndex(where: { $0.live && $0.listID == id && $0.via == via })
+      else { continue }
+      observers[index].live = false
+      name = observers[index].name
+    default: break
+    }
     lines.append(step.swift(observer: name))
   }
-  lines.append("repository.synchronizeObservers()")
+  for via in Set(observers.filter(\.live).map(\.via)).sorted() {
+    lines.append("\(FuzzStep.repositoryNames[via]).synchronizeObservers()")
+  }
   lines.append("let reader = try Connection(path: repository.path, mode: .readOnly)")
-  for (name, id) in observers {
+  for (name, id, _, live) in observers where live {
+    lines.append("if let \(name) {")
     lines.append(
-      "#expect(\(name).isCompleted ? try ListContents.read(listID: \(id), db: reader) == nil"
+      "  #expect(\(name).isCompleted ? try ListContents.read(listID: \(id), db: reader) == nil"
         + " : ListContents(\(name).array.sections) == (try ListContents.read(listID: \(id), db: reader)))"
     )
-    lines.append("#expect(\(name).problems.isEmpty && \(name).error == nil)")
+    lines.append("  #expect(\(name).problems.isEmpty && \(name).error == nil)")
+    lines.append("}")
   }
   return lines.joined(separator: "\n")
 }

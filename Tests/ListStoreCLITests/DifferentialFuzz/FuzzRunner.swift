@@ -137,14 +137,21 @@ final class FuzzRunner {
 
   let folder = TemporaryDirectory()
   let path: String
-  let repository: Repository
+  /// Two quiet repositories on the file: each one's writes are another process's
+  /// commits for the other's observers.
+  let repositories: [Repository]
+  /// The first repository.
+  var repository: Repository { repositories[0] }
   /// The foreign client: a connection of its own, as Python's `sqlite3` would use.
   let foreign: Connection
   /// The independent reading, through a read-only connection.
   let reader: Connection
   let mode: Mode
   private(set) var recorders:
-    [(listID: Int64, recorder: ArrayRecorder<RawJSON, RawJSON>, precision: PrecisionChecker)] = []
+    [(
+      listID: Int64, via: Int, recorder: ArrayRecorder<RawJSON, RawJSON>,
+      precision: PrecisionChecker
+    )] = []
   var totals = FuzzTotals()
   private(set) var failure: FuzzFailure?
   /// How many steps ran.
@@ -153,11 +160,14 @@ final class FuzzRunner {
   var injectedFault: ((Connection) -> String?)?
 
   init(mode: Mode) throws {
-    path = folder.file("fuzz.sqlite")
+    let path = folder.file("fuzz.sqlite")
+    self.path = path
     self.mode = mode
-    repository = try Repository(
-      path: path, busyTimeout: .seconds(60), readOnly: false, maximumPageCount: nil,
-      watchesDatabase: false)
+    repositories = try (0..<2).map { _ in
+      try Repository(
+        path: path, busyTimeout: .seconds(60), readOnly: false, maximumPageCount: nil,
+        watchesDatabase: false)
+    }
     foreign = try Connection(path: path, busyTimeout: .seconds(60))
     reader = try Connection(path: path, mode: .readOnly, busyTimeout: .seconds(60))
   }
@@ -173,9 +183,9 @@ final class FuzzRunner {
 
   /// Ends the observations and deletes the database.
   func close() {
-    for (_, recorder, _) in recorders { totals.changesets += recorder.changesets.count }
+    for entry in recorders { totals.changesets += entry.recorder.changesets.count }
     recorders.removeAll()
-    repository.stopObserving()
+    for repository in repositories { repository.stopObserving() }
     foreign.close()
     reader.close()
     folder.remove()
@@ -196,14 +206,19 @@ final class FuzzRunner {
   func run(_ step: FuzzStep) {
     defer { stepCount += 1 }
     switch step {
-    case .synchronize:
-      repository.synchronizeObservers()
+    case .synchronize(let via):
+      repositories[via].synchronizeObservers()
       totals.refreshes += 1
-      checkObservers()
-    case .observe(let id, let name):
-      observe(listID: id, name: name)
-    case .api(let call, let expected):
-      perform(call, failsWith: expected)
+      checkObservers(via: via)
+    case .observe(let id, let name, let via):
+      observe(listID: id, name: name, via: via)
+    case .forget(let id, let via):
+      if let index = recorders.firstIndex(where: { $0.listID == id && $0.via == via }) {
+        totals.changesets += recorders[index].recorder.changesets.count
+        recorders.remove(at: index)
+      }
+    case .api(let call, let expected, let via):
+      perform(call, failsWith: expected, via: via)
     case .cli(let arguments):
       runCLI(arguments)
     case .foreign(let transaction):
@@ -278,17 +293,19 @@ final class FuzzRunner {
     ].map { ((try? foreign.scalarText($0)) ?? nil) ?? "-" }.joined(separator: "\n")
   }
 
-  private func perform(_ call: APICall, failsWith expected: String?) {
+  private func perform(_ call: APICall, failsWith expected: String?, via: Int) {
     let before = checksExpectations ? dump() : nil
     totals.apiCalls += 1
-    let signature = "api|\(call.swift)"
+    let code = call.swift(on: FuzzStep.repositoryNames[via])
+    let signature = "api|\(code)"
     do {
-      try call.perform(on: repository)
+      try call.perform(on: repositories[via])
       if checksExpectations, let expected {
-        fail(.api, signature + "|succeeded", "\(call.swift)\nsucceeded; expected \(expected)")
+        fail(.api, signature + "|succeeded", "\(code)\nsucceeded; expected \(expected)")
       }
-      // The write brought every observer up to date, other clients' commits included.
-      checkObservers()
+      // The write brought every observer of that repository up to date, other clients'
+      // commits included.
+      checkObservers(via: via)
     } catch {
       totals.apiRefused += 1
       if KnownIssues.isSmallestKeyRefusal(error, db: reader) {
@@ -300,10 +317,10 @@ final class FuzzRunner {
       if kind != expected {
         fail(
           .api, signature + "|\(kind)",
-          "\(call.swift)\nfailed: \(error)\nexpected \(expected.map { "to fail with \($0)" } ?? "success")"
+          "\(code)\nfailed: \(error)\nexpected \(expected.map { "to fail with \($0)" } ?? "success")"
         )
       } else if let before, dump() != before {
-        fail(.api, signature + "|changed", "\(call.swift)\nfailed and changed the database")
+        fail(.api, signature + "|changed", "\(code)\nfailed and changed the database")
       }
     }
   }
@@ -330,12 +347,13 @@ final class FuzzRunner {
 
   // MARK: Observers
 
-  /// Starts observing list `id`; its starting state must be the database's.
-  private func observe(listID id: Int64, name: String) {
+  /// Starts observing list `id` through repository `via`; its starting state must be
+  /// the database's.
+  private func observe(listID id: Int64, name: String, via: Int) {
     do {
-      let array = try RawList(repository: repository, id: id, name: name).observe()
+      let array = try RawList(repository: repositories[via], id: id, name: name).observe()
       let recorder = ArrayRecorder(array, describe: { $0.text }, header: { $0.text })
-      recorders.append((id, recorder, PrecisionChecker(array)))
+      recorders.append((id, via, recorder, PrecisionChecker(array)))
       compare(recorder, listID: id, when: "it started")
     } catch {
       // Only a replay of a shorter program observes a list that is not there.
@@ -345,26 +363,27 @@ final class FuzzRunner {
     }
   }
 
-  /// The steps that observe every list nobody observes yet.
-  func missingObservers() -> [FuzzStep] {
+  /// The steps that observe, through repository `via`, every list it does not observe yet.
+  func missingObservers(via: Int = 0) -> [FuzzStep] {
     var steps: [FuzzStep] = []
-    let observed = Set(recorders.map(\.listID))
+    let observed = Set(recorders.filter { $0.via == via }.map(\.listID))
     try? reader.cachedStatement("SELECT id, name FROM lists ORDER BY id").forEachRow { row in
       if !observed.contains(row.int64(at: 0)) {
-        steps.append(.observe(listID: row.int64(at: 0), name: row.string(at: 1)))
+        steps.append(.observe(listID: row.int64(at: 0), name: row.string(at: 1), via: via))
       }
     }
     return steps
   }
 
-  /// After a refresh: every observer equals the database, or completed because its list
-  /// is gone; every changeset passed the table view.
-  func checkObservers() {
+  /// After a refresh of repository `via`: each of its observers equals the database, or
+  /// completed because its list is gone; every changeset of every observer passed the
+  /// table view and says exactly what changed.
+  func checkObservers(via: Int) {
     if let fault = injectedFault?(reader) {
       fail(.observer, "observer", fault)
       return
     }
-    for (id, recorder, precision) in recorders {
+    for (id, observerVia, recorder, precision) in recorders {
       if !precision.problems.isEmpty {
         fail(
           .observer, "observer",
@@ -380,6 +399,7 @@ final class FuzzRunner {
           "the observer of list \(id) emitted a changeset the table view rejects:\n"
             + recorder.problems.joined(separator: "\n"))
       }
+      guard observerVia == via else { continue }
       let exists = ((try? reader.scalarInt64("SELECT 1 FROM lists WHERE id = ?", id)) ?? nil) != nil
       if recorder.isCompleted {
         if exists {
@@ -392,10 +412,10 @@ final class FuzzRunner {
       }
     }
     // Completed observers are done with.
-    for (_, recorder, _) in recorders where recorder.isCompleted {
-      totals.changesets += recorder.changesets.count
+    for entry in recorders where entry.via == via && entry.recorder.isCompleted {
+      totals.changesets += entry.recorder.changesets.count
     }
-    recorders.removeAll { $0.recorder.isCompleted }
+    recorders.removeAll { $0.via == via && $0.recorder.isCompleted }
   }
 
   private func compare(_ recorder: ArrayRecorder<RawJSON, RawJSON>, listID id: Int64, when: String)
@@ -482,40 +502,85 @@ final class FuzzRunner {
 
   // MARK: Replaying and shrinking
 
-  /// Runs `program` on a fresh database, then one more refresh; returns the failure
-  /// with `target`'s signature, if it happens.
+  /// The id sequences of lists, sections and items (`sqlite_sequence`).
+  func sequences() -> [String: Int64] {
+    var result: [String: Int64] = [:]
+    try? reader.cachedStatement(
+      "SELECT name, seq FROM sqlite_sequence WHERE name IN ('lists', 'sections', 'items')"
+    ).forEachRow { result[$0.string(at: 0)] = $0.int64(at: 1) }
+    return result
+  }
+
+  /// The statements that raise the id sequences to `sequences` where they are lower (as
+  /// if rows had been made and deleted: ids are never reused).
+  func alignment(to sequences: [String: Int64]) -> [ForeignStatement] {
+    let current = self.sequences()
+    return ["lists", "sections", "items"].compactMap { name in
+      guard let wanted = sequences[name], wanted > current[name] ?? 0 else { return nil }
+      return ForeignStatement(
+        current[name] == nil
+          ? "INSERT INTO sqlite_sequence(name, seq) VALUES ('\(name)', \(wanted))"
+          : "UPDATE sqlite_sequence SET seq = \(wanted) WHERE name = '\(name)'")
+    }
+  }
+
+  /// Runs `program` on a fresh database, then one more refresh of each repository.
+  /// - Parameters:
+  ///   - program: The steps.
+  ///   - target: The failure that counts.
+  ///   - fault: A fault to inject into the checks.
+  ///   - aligned: Whether the id sequences are raised before each step to what they were
+  ///     when the step was generated.
+  /// - Returns: The failure with `target`'s signature, if it happened, and the steps as
+  ///   run, the raising of id sequences included as foreign steps.
   static func replay(
-    _ program: [FuzzStep], target: FuzzFailure,
-    fault: ((Connection) -> String?)? = nil
-  ) -> FuzzFailure? {
-    guard let runner = try? FuzzRunner(mode: .replay(target: target)) else { return nil }
+    _ program: [RecordedStep], target: FuzzFailure, fault: ((Connection) -> String?)? = nil,
+    aligned: Bool = true
+  ) -> (failure: FuzzFailure?, steps: [FuzzStep]) {
+    guard let runner = try? FuzzRunner(mode: .replay(target: target)) else { return (nil, []) }
     defer { runner.close() }
     runner.injectedFault = fault
-    for step in program where runner.failure == nil { runner.run(step) }
-    if runner.failure == nil { runner.run(.synchronize) }
-    return runner.failure
+    var steps: [FuzzStep] = []
+    for recorded in program where runner.failure == nil {
+      let alignment = aligned ? runner.alignment(to: recorded.sequences) : []
+      if !alignment.isEmpty {
+        let step = FuzzStep.foreign(
+          ForeignTransaction(foreignKeys: true, recursiveTriggers: false, statements: alignment))
+        runner.run(step)
+        steps.append(step)
+      }
+      runner.run(recorded.step)
+      steps.append(recorded.step)
+    }
+    for via in runner.repositories.indices where runner.failure == nil {
+      runner.run(.synchronize(via: via))
+    }
+    return (runner.failure, steps)
   }
 
   /// A short program that still fails like `program` did: delta debugging over the
   /// steps, then over the statements of each foreign step, then over the steps again,
-  /// within `budget` replays and two minutes.
+  /// within `budget` replays and two minutes; replays raise the id sequences before each
+  /// step (``RecordedStep``), and the result has those raisings as foreign steps.
+  /// - Returns: The short program, whether a plain replay of it (with no raising but its
+  ///   own) fails like `program`, and how many replays it took.
   static func shrink(
-    _ program: [FuzzStep], failure: FuzzFailure, budget: Int = 600,
+    _ program: [RecordedStep], failure: FuzzFailure, budget: Int = 600,
     fault: ((Connection) -> String?)? = nil
-  ) -> (program: [FuzzStep], replays: Int) {
+  ) -> (program: [FuzzStep], verified: Bool, replays: Int) {
     var replays = 0
     let deadline = ContinuousClock.now + .seconds(120)
-    func fails(_ candidate: [FuzzStep]) -> Bool {
+    func fails(_ candidate: [RecordedStep]) -> Bool {
       guard ContinuousClock.now < deadline else { return false }
       replays += 1
-      return replay(candidate, target: failure, fault: fault) != nil
+      return replay(candidate, target: failure, fault: fault).failure != nil
     }
     var current = Array(program.prefix(failure.step + 1))
-    guard fails(current) else { return (program, replays) }
+    guard fails(current) else { return (program.map(\.step), false, replays) }
     current = minimized(current, budget: budget - replays, fails)
     var index = 0
     while index < current.count && replays < budget {
-      if case .foreign(var transaction) = current[index], transaction.statements.count > 1 {
+      if case .foreign(var transaction) = current[index].step, transaction.statements.count > 1 {
         let fixed = current
         let at = index
         transaction.statements = minimized(transaction.statements, budget: budget - replays) {
@@ -523,15 +588,18 @@ final class FuzzRunner {
           var candidate = fixed
           var shorter = transaction
           shorter.statements = statements
-          candidate[at] = .foreign(shorter)
+          candidate[at].step = .foreign(shorter)
           return fails(candidate)
         }
-        current[index] = .foreign(transaction)
+        current[index].step = .foreign(transaction)
       }
       index += 1
     }
     current = minimized(current, budget: budget - replays, fails)
-    return (current, replays)
+    let steps = replay(current, target: failure, fault: fault).steps
+    let plain = steps.map { RecordedStep(step: $0, sequences: [:]) }
+    let verified = replay(plain, target: failure, fault: fault, aligned: false).failure != nil
+    return (steps, verified, replays + 2)
   }
 
   /// Delta debugging (ddmin, by complements): removes chunks of `elements`, ever smaller,
