@@ -255,11 +255,11 @@ import Testing
   // MARK: - The concurrent layer
 
   @Test func concurrentWritersOfEveryKindConvergeWithEveryChangesetValid() {
-    let seeds = Self.seeds(base: 0xC0_0000, count: scaled(2))
+    let seeds = Self.seeds(base: 0xC0_0000, count: scaled(3))
     let started = ContinuousClock.now
     var totals = FuzzTotals()
     for seed in seeds {
-      let (seedTotals, problems) = Self.fuzzConcurrently(seed: seed, rounds: 4)
+      let (seedTotals, problems) = Self.fuzzConcurrently(seed: seed, rounds: 5)
       totals.add(seedTotals)
       for problem in problems {
         Issue.record(
@@ -274,10 +274,10 @@ import Testing
   }
 
   /// One seed of the concurrent fuzzer: in each round the foreign client (this thread),
-  /// two threads writing through the repository and a thread running `liststore`
-  /// commands all write at once, this thread synchronizing observers now and then; then
-  /// everyone stops, and every observer, and the replay of a `watch --json` process,
-  /// must equal the database.
+  /// two threads writing through the repositories and a thread running `liststore`
+  /// commands all write at once, this thread synchronizing observers and starting new
+  /// ones now and then; then everyone stops, and every observer (of both repositories),
+  /// and the replay of a `watch --json` process, must equal the database.
   static func fuzzConcurrently(seed: UInt64, rounds: Int) -> (FuzzTotals, [String]) {
     let runner: FuzzRunner
     do {
@@ -290,7 +290,9 @@ import Testing
     generator.protectedNames = ["W"]
     generator.concurrent = true
     prologue(runner, lists: ["W", "L0", "L1"], perform: runner.run)
-    for step in runner.missingObservers() { runner.run(step) }
+    for via in runner.repositories.indices {
+      for step in runner.missingObservers(via: via) { runner.run(step) }
+    }
     let watched = (try? runner.reader.scalarInt64("SELECT id FROM lists WHERE name = 'W'")) ?? nil
     let watch: WatchFollower
     do {
@@ -306,13 +308,15 @@ import Testing
 
     let failures = Mutex<[String]>([])
     let threadTotals = Mutex(FuzzTotals())
-    let repository = runner.repository
+    let repositories = runner.repositories
     let path = runner.path
     for round in 0..<rounds where problems.isEmpty {
       let group = DispatchGroup()
       for writer in 0..<3 {
         group.enter()
         let threadSeed = seed &* 31 &+ UInt64(round * 4 + writer + 1)
+        // Both threads on one repository in some rounds, one on each in the others.
+        let repository = repositories[writer == 1 ? round % 2 : 0]
         Thread {
           defer { group.leave() }
           if writer < 2 {
@@ -325,21 +329,31 @@ import Testing
           }
         }.start()
       }
+      runner.othersWrite = true
       for _ in 0..<30 where runner.failure == nil {
         _ = runner.generateTransaction(&generator, immediate: true)
         if generator.chance(0.3) {
-          repository.synchronizeObservers()
+          repositories[generator.int(0..<2)].synchronizeObservers()
           runner.totals.refreshes += 1
+        }
+        if generator.chance(0.05), let state = try? FuzzState.read(runner.reader),
+          let list = generator.pick(state.lists)
+        {
+          // An observer that starts while the others write and deliver.
+          runner.run(.observe(listID: list.id, name: list.name, via: generator.int(0..<2)))
         }
       }
       group.wait()
+      runner.othersWrite = false
       problems += failures.withLock { failures in
         defer { failures.removeAll() }
         return failures
       }
       // Everyone stopped: after one refresh every observer equals the database.
-      runner.run(.synchronize(via: 0))
-      for step in runner.missingObservers() { runner.run(step) }
+      for via in repositories.indices {
+        runner.run(.synchronize(via: via))
+        for step in runner.missingObservers(via: via) { runner.run(step) }
+      }
       if let failure = runner.failure {
         problems.append("round \(round): \(failure)")
         break
