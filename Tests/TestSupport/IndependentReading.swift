@@ -70,23 +70,39 @@ public struct ListContents: Equatable, Sendable, CustomStringConvertible {
       guard let listID = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) else {
         return nil
       }
-      var sections: [Section] = []
-      let sectionRows = try db.prepare(
-        "SELECT id, metadata FROM sections WHERE list_id = ? ORDER BY CAST(position AS BLOB)")
-      try sectionRows.bind(listID, at: 1)
-      try sectionRows.forEachRow { row in
-        sections.append(Section(id: row.int64(at: 0), metadata: row.string(at: 1), items: []))
-      }
-      let itemRows = try db.prepare(
-        "SELECT id, value FROM items WHERE section_id = ? ORDER BY CAST(position AS BLOB)")
-      for index in sections.indices {
-        try itemRows.bind(sections[index].id, at: 1)
-        try itemRows.forEachRow { row in
-          sections[index].items.append(Item(id: row.int64(at: 0), value: row.string(at: 1)))
-        }
-      }
-      return ListContents(sections: sections)
+      return try contents(listID: listID, db: db)
     }
+  }
+
+  /// Reads the list with id `listID` through `db`, in one read transaction; `nil` when
+  /// there is no such list (an observer follows a list by id, whatever its name).
+  public static func read(listID: Int64, db: Connection) throws -> ListContents? {
+    try db.transaction(.deferred) {
+      guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+        return nil
+      }
+      return try contents(listID: listID, db: db)
+    }
+  }
+
+  /// The sections and items of list `listID`, read inside the caller's transaction.
+  private static func contents(listID: Int64, db: Connection) throws -> ListContents {
+    var sections: [Section] = []
+    let sectionRows = try db.prepare(
+      "SELECT id, metadata FROM sections WHERE list_id = ? ORDER BY CAST(position AS BLOB)")
+    try sectionRows.bind(listID, at: 1)
+    try sectionRows.forEachRow { row in
+      sections.append(Section(id: row.int64(at: 0), metadata: row.string(at: 1), items: []))
+    }
+    let itemRows = try db.prepare(
+      "SELECT id, value FROM items WHERE section_id = ? ORDER BY CAST(position AS BLOB)")
+    for index in sections.indices {
+      try itemRows.bind(sections[index].id, at: 1)
+      try itemRows.forEachRow { row in
+        sections[index].items.append(Item(id: row.int64(at: 0), value: row.string(at: 1)))
+      }
+    }
+    return ListContents(sections: sections)
   }
 
   /// Reads list `name` of the database at `path` through a connection of its own.

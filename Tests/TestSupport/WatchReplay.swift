@@ -64,9 +64,7 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
   }
   for entry in entries("movedSections") {
     var section = movedSections[entry["id"] as? Int ?? 0] ?? [:]
-    section["header"] = entry["header"] ?? NSNull()
-    section["footer"] = entry["footer"] ?? NSNull()
-    if let metadata = entry["metadata"] { section["metadata"] = metadata }
+    setMetadata(of: &section, from: entry)
     sectionInserts.append((entry["to"] as? Int ?? 0, section))
   }
   for (index, section) in sectionInserts.sorted(by: { $0.0 < $1.0 }) {
@@ -89,8 +87,7 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
   for entry in entries("updatedSections") {
     guard let index = sections.firstIndex(where: { ($0["id"] as? Int) == (entry["id"] as? Int) })
     else { continue }
-    sections[index]["header"] = entry["header"] ?? NSNull()
-    sections[index]["footer"] = entry["footer"] ?? NSNull()
+    setMetadata(of: &sections[index], from: entry)
   }
   for entry in entries("updatedItems") {
     for index in sections.indices {
@@ -101,6 +98,15 @@ public func applyWatchChanges(_ changes: [String: Any], to sections: inout [[Str
       sections[index]["items"] = items
     }
   }
+}
+
+/// Gives `section` the metadata fields of a moved or updated section's `entry`: its
+/// header and footer, and its `metadata` when it has one (metadata of another shape than
+/// `{header, footer}`), else none.
+private func setMetadata(of section: inout [String: Any], from entry: [String: Any]) {
+  section["header"] = entry["header"] ?? NSNull()
+  section["footer"] = entry["footer"] ?? NSNull()
+  section["metadata"] = entry["metadata"]
 }
 
 /// A `watch --json` line that does not apply to the state before it.
