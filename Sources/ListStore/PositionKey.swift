@@ -94,8 +94,10 @@ enum PositionKey {
       let (integer, fraction) = try split(upper)
       if integer == smallestInteger { return integer + midpoint(nil, fraction) }
       if !fraction.isEmpty { return integer }
-      // `split` rejected the smallest integer, so there is one below.
-      return decrement(integer) ?? integer + midpoint(nil, fraction)
+      // `split` rejected the smallest integer, so there is one below; when that one is
+      // the smallest, which is no key alone, it takes a fraction.
+      guard let below = decrement(integer) else { return integer + midpoint(nil, fraction) }
+      return below == smallestInteger ? below + midpoint(nil, nil) : below
     case (let lower?, nil):
       let (integer, fraction) = try split(lower)
       return increment(integer) ?? integer + midpoint(fraction, nil)

@@ -24,7 +24,7 @@ import Testing
 /// how often each statement shape ran and failed.
 ///
 /// Files: `FuzzProgram` (steps, API calls, printing), `FuzzGenerator` (what to write),
-/// `FuzzRunner` (running, checking, replaying, shrinking; ``KnownIssues``),
+/// `FuzzRunner` (running, checking, replaying, shrinking),
 /// `PrecisionChecker`, `WatchFollower`.
 @Suite struct DifferentialFuzzTests {
   /// Foreign statements per seed in the deterministic core.
@@ -145,7 +145,6 @@ import Testing
     runner.close()
     var totals = runner.totals
     totals.seeds = 1
-    totals.knownIssueHits += generator.knownIssueHits
     if verbose { print("seed \(seed): \(totals)") }
     // Keys `PositionKey` got wrong need no program to reproduce.
     let keyReport =
@@ -251,12 +250,10 @@ import Testing
     try Connection(path: repository.path).execute(
       "INSERT INTO items(section_id, position, value) VALUES (\(section), 'A00000000000000000000000001', '\"low\"')"
     )
-    withKnownIssue("PositionKey.between(nil, \"A00000000000000000000000001\") is not a key") {
-      let key = try PositionKey.between(nil, "A00000000000000000000000001")
-      #expect(PositionKey.isValid(key), "\(key)")
-      try list.insert(item: RawJSON("\"first\""), at: IndexPath(indexes: [0, 0]))
-      #expect(try list.sections()[0].items.map(\.text) == ["\"first\"", "\"low\""])
-    }
+    let key = try PositionKey.between(nil, "A00000000000000000000000001")
+    #expect(PositionKey.isValid(key), "\(key)")
+    try list.insert(item: RawJSON("\"first\""), at: IndexPath(indexes: [0, 0]))
+    #expect(try list.sections()[0].items.map(\.text) == ["\"first\"", "\"low\""])
   }
 
   // MARK: - Position keys: the Swift rules and the schema's
@@ -308,7 +305,6 @@ import Testing
   @Test func positionKeyMakesKeysBetweenAnyTwoKeys() {
     var generator = FuzzGenerator(seed: testSeed(0xB7_0000))
     var problems: Set<String> = []
-    var known = 0
     for _ in 0..<scaled(5_000) {
       let (first, second) = (generator.validKey(), generator.validKey())
       guard first != second else { continue }
@@ -325,15 +321,10 @@ import Testing
             pair.0.utf8.lexicographicallyPrecedes(pair.1.utf8)
           }
         if fine { continue }
-        if KnownIssues.madeSmallestInteger(keys) || upper == KnownIssues.smallestKeyButOne {
-          known += 1
-        } else {
-          problems.insert("between \(lower ?? "nil") and \(upper ?? "nil"): \(keys)")
-        }
+        problems.insert("between \(lower ?? "nil") and \(upper ?? "nil"): \(keys)")
       }
     }
     #expect(problems.isEmpty, "\(problems.sorted().prefix(20))")
-    if Self.verbose { print("position keys: \(known) hits of the known issue") }
   }
 
   // MARK: - The concurrent layer
@@ -520,9 +511,7 @@ import Testing
           try call.perform(on: repository)
         } catch {
           made.apiRefused += 1
-          if KnownIssues.isSmallestKeyRefusal(error, db: db) {
-            made.knownIssueHits += 1
-          } else if !isExpectedRace(error) {
+          if !isExpectedRace(error) {
             failures.withLock { $0.append("\(call.swift(on: "repository"))\nfailed: \(error)") }
           }
         }

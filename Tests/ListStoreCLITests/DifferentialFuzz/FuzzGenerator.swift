@@ -235,8 +235,6 @@ struct FuzzGenerator {
   /// not well formed, or not in order between them (the schema would refuse them, and
   /// the repository's inserts and moves next to such neighbours fail).
   private(set) var keyProblems: [String] = []
-  /// Keys `PositionKey` got wrong for a reason already reported (``KnownIssues``).
-  private(set) var knownIssueHits = 0
 
   /// `keys` when they are well formed and ascend strictly between the bounds; else
   /// `nil`, and the problem is noted.
@@ -250,10 +248,6 @@ struct FuzzGenerator {
       pair.0.utf8.lexicographicallyPrecedes(pair.1.utf8)
     }
     if ascending && keys.allSatisfy(PositionKey.isValid) { return keys }
-    if KnownIssues.madeSmallestInteger(keys) {
-      knownIssueHits += 1
-      return nil
-    }
     let problem =
       "PositionKey.\(call) between \(lower.map(literal) ?? "nil") and \(upper.map(literal) ?? "nil")"
       + " made \(keys.map(literal)): "

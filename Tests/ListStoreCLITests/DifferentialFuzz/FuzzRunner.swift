@@ -50,8 +50,6 @@ struct FuzzTotals: Sendable, CustomStringConvertible {
   var changesets = 0
   /// `watch --json` lines replayed.
   var watchLines = 0
-  /// Failures of a bug already reported (``KnownIssues``), tolerated so the run goes on.
-  var knownIssueHits = 0
   /// For each statement shape (``FuzzTotals/shape(of:)``): how many ran, and how many failed.
   var shapes: [String: [Int]] = [:]
   var seconds = 0.0
@@ -68,7 +66,6 @@ struct FuzzTotals: Sendable, CustomStringConvertible {
     comparisons += other.comparisons
     changesets += other.changesets
     watchLines += other.watchLines
-    knownIssueHits += other.knownIssueHits
     shapes.merge(other.shapes) { zip($0, $1).map(+) }
   }
 
@@ -112,7 +109,6 @@ struct FuzzTotals: Sendable, CustomStringConvertible {
       + " (\(refused) refused), \(apiCalls) API calls (\(apiRefused) refused),"
       + " \(cliRuns) CLI runs, \(refreshes) refreshes, \(comparisons) comparisons with the"
       + " database, \(changesets) changesets checked, \(watchLines) watch lines replayed,"
-      + " \(knownIssueHits) hits of known issues,"
       + " \(String(format: "%.1f", seconds)) s"
   }
 }
@@ -311,10 +307,6 @@ final class FuzzRunner {
       checkObservers(via: via)
     } catch {
       totals.apiRefused += 1
-      if KnownIssues.isSmallestKeyRefusal(error, db: reader) {
-        totals.knownIssueHits += 1
-        return
-      }
       let kind = errorCase(error)
       guard checksExpectations else { return }
       if kind != expected {
@@ -339,12 +331,6 @@ final class FuzzRunner {
       return
     }
     guard checksExpectations, result.status != 0 else { return }
-    if result.status == 1, result.stderr.contains("position must be a position key"),
-      KnownIssues.holdsSmallestKeyButOne(reader)
-    {
-      totals.knownIssueHits += 1
-      return
-    }
     fail(.api, "cli|\(arguments)|\(result.status)", "liststore \(arguments) failed: \(result)")
   }
 
@@ -637,40 +623,5 @@ final class FuzzRunner {
       }
     }
     return current
-  }
-}
-
-/// Bugs the fuzzer found and reported, each with its regression test (marked with
-/// `withKnownIssue` until it is fixed). The fuzzer tolerates exactly these failures,
-/// counting them, so that it goes on looking for others; remove an entry when its bug
-/// is fixed.
-enum KnownIssues {
-  /// The smallest integer but one: the lowest key with no fraction a client may write.
-  static let smallestKeyButOne = "A" + String(repeating: "0", count: 25) + "1"
-
-  /// `PositionKey.between(nil, "A00000000000000000000000001")` returns the smallest
-  /// integer `A00000000000000000000000000`, which is not a key: inserting or moving a
-  /// row in front of a row with that key fails with the schema's refusal
-  /// (`insertingBeforeTheLowestKeyAClientMayWriteSucceeds`).
-  static func isSmallestKeyRefusal(_ error: ListStoreError, db: Connection) -> Bool {
-    "\(error)".contains("position must be a position key") && holdsSmallestKeyButOne(db)
-  }
-
-  /// Whether a section or an item has the key `A00000000000000000000000001`.
-  static func holdsSmallestKeyButOne(_ db: Connection) -> Bool {
-    let held = try? db.scalarInt64(
-      "SELECT 1 FROM items WHERE position = ?1 UNION ALL SELECT 1 FROM sections WHERE position = ?1",
-      smallestKeyButOne)
-    return held != nil
-  }
-
-  /// The smallest integer, which is no key: nothing lies below it.
-  static let smallestInteger = "A" + String(repeating: "0", count: 26)
-
-  /// Whether `PositionKey` made bad keys for that known reason: one of them is the
-  /// smallest integer (`between(nil, "A00000000000000000000000001")`, also when
-  /// `keys(between:_:count:)` bisects down to it).
-  static func madeSmallestInteger(_ keys: [String]) -> Bool {
-    keys.contains(smallestInteger)
   }
 }
