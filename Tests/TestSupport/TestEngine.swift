@@ -31,6 +31,7 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomTestStringConverti
     TestPostgresServer.testsEnabled ? [.sqlite, .postgresql] : [.sqlite]
   }
 
+  /// The engine's name, in test reports.
   public var testDescription: String { rawValue }
 
   /// A fresh, empty ListStore database (schema applied).
@@ -84,6 +85,7 @@ public final class TestDatabase: Sendable {
   ///   - server: The server; the shared one, or one of the test's own.
   ///   - icuLocale: An ICU locale for the database's default collation.
   /// - Returns: The database.
+  /// - Throws: ``PGError`` or ``TestPostgresServer/Failure`` when the database cannot be made.
   public static func make(on server: TestPostgresServer, icuLocale: String? = nil) throws
     -> TestDatabase
   {
@@ -107,6 +109,7 @@ public final class TestDatabase: Sendable {
   /// Opens a repository on it, as an application would.
   /// - Parameter busyTimeout: How long a write waits for another writer.
   /// - Returns: The repository.
+  /// - Throws: ``ListStoreError`` when it cannot be opened.
   public func openRepository(busyTimeout: Duration = .seconds(10)) throws(ListStoreError)
     -> Repository
   {
@@ -139,6 +142,7 @@ public final class TestDatabase: Sendable {
   /// `nil` when there is no such list.
   /// - Parameter name: The list's name.
   /// - Returns: Its contents, ordered by the bytes of the position keys.
+  /// - Throws: When the database cannot be read.
   public func contents(list name: String) throws -> ListContents? {
     try foreign().contents(list: name)
   }
@@ -147,6 +151,7 @@ public final class TestDatabase: Sendable {
   /// would: statements separated by semicolons, stopping at the first error.
   /// - Parameter script: The SQL.
   /// - Returns: How the shell ended.
+  /// - Throws: When the shell cannot be started.
   public func shell(_ script: String) throws -> ProcessResult {
     switch engine {
     case .sqlite:
@@ -200,6 +205,7 @@ public enum ForeignConnection {
 
   /// Runs a SQL script (one or more statements, no parameters).
   /// - Parameter sql: The script.
+  /// - Throws: The engine's error for the first statement that fails.
   public func execute(_ sql: String) throws {
     switch self {
     case .sqlite(let db): try db.execute(sql)
@@ -210,6 +216,7 @@ public enum ForeignConnection {
   /// The rows of one query, every column as text (`nil` for `NULL`).
   /// - Parameter sql: The query.
   /// - Returns: The rows.
+  /// - Throws: The engine's error when the query fails.
   public func rows(_ sql: String) throws -> [[String?]] {
     switch self {
     case .sqlite(let db):
@@ -230,6 +237,7 @@ public enum ForeignConnection {
   /// The first column of the first row as an integer.
   /// - Parameter sql: The query.
   /// - Returns: The integer, or `nil`.
+  /// - Throws: The engine's error when the query fails.
   public func scalarInt64(_ sql: String) throws -> Int64? {
     guard let first = try rows(sql).first?.first, let text = first else { return nil }
     return Int64(text)
@@ -239,6 +247,7 @@ public enum ForeignConnection {
   /// there is no such list.
   /// - Parameter name: The list's name.
   /// - Returns: Its contents.
+  /// - Throws: The engine's error when the database cannot be read.
   public func contents(list name: String) throws -> ListContents? {
     switch self {
     case .sqlite(let db): return try ListContents.read(list: name, db: db)

@@ -23,6 +23,7 @@ public final class WatchProcess: @unchecked Sendable {
   ///   - location: The `--db` value.
   ///   - prefix: A command to run it under, such as `ip netns exec NAME`.
   ///   - environment: Variables added to the environment.
+  /// - Throws: When the program cannot be started.
   public convenience init(
     list: String, location: String, prefix: [String] = [], environment: [String: String] = [:]
   ) throws {
@@ -35,6 +36,7 @@ public final class WatchProcess: @unchecked Sendable {
   /// - Parameters:
   ///   - command: The program's path and its arguments.
   ///   - environment: Variables added to the environment.
+  /// - Throws: When the program cannot be started.
   public init(_ command: [String], environment: [String: String] = [:]) throws {
     process.executableURL = URL(fileURLWithPath: command[0])
     process.arguments = Array(command.dropFirst())
@@ -58,7 +60,11 @@ public final class WatchProcess: @unchecked Sendable {
             lines.append(String(decoding: pending[pending.startIndex..<newline], as: UTF8.self))
             pending.removeSubrange(pending.startIndex...newline)
           }
-          if !lines.isEmpty { changing { isOutput ? outputLines += lines : (errorLines += lines) } }
+          if !lines.isEmpty {
+            changing {
+              if isOutput { outputLines += lines } else { errorLines += lines }
+            }
+          }
         }
         if !pending.isEmpty {
           let last = String(decoding: pending, as: UTF8.self)
@@ -142,6 +148,7 @@ extension WatchProcess {
 ///   - list: The list's name.
 ///   - location: The `--db` value.
 /// - Returns: The object.
+/// - Throws: When `liststore` cannot be started or prints malformed JSON.
 public func showJSON(_ list: String, location: String) throws -> NSDictionary? {
   let shown = try liststore(["show", list, "--json"], database: location)
   guard shown.status == 0 else { return nil }
