@@ -24,8 +24,23 @@ final class PostgreSQLDatabase: DatabaseConnection {
       """,
     positionType: "'text'")
 
-  init(_ connection: PGConnection) {
+  /// The SQL that sets up a session, run again when a lost connection is reopened.
+  private let sessionSettings: String
+
+  init(_ connection: PGConnection, sessionSettings: String = "") {
     self.connection = connection
+    self.sessionSettings = sessionSettings
+  }
+
+  /// Opens the connection again when the server dropped it (a restart,
+  /// `pg_terminate_backend`, a network failure): the transaction that noticed failed,
+  /// the next one runs on a new session with the same settings.
+  private func reconnectIfLost() throws {
+    guard !connection.isClosed, !connection.isConnected, !connection.isInTransaction else {
+      return
+    }
+    try connection.reset()
+    if !sessionSettings.isEmpty { try connection.execute(sessionSettings) }
   }
 
   var dialect: SQLDialect { Self.dialect }
@@ -47,6 +62,7 @@ final class PostgreSQLDatabase: DatabaseConnection {
   func execute(_ sql: String) throws { try connection.execute(sql) }
 
   func begin(_ mode: TransactionMode) throws {
+    try reconnectIfLost()
     switch mode {
     case .read:
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")

@@ -24,17 +24,32 @@ struct PostgreSQLEngine: StorageEngine {
   func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PGConnection {
     do {
       let connection = try PGConnection(connectionString)
-      // A writer waits this long for another's lock, then fails (55P03).
-      let milliseconds = max(
-        1,
-        busyTimeout.components.seconds * 1000
-          + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-      try connection.execute("SET lock_timeout = \(milliseconds)")
-      if readOnly { try connection.execute("SET default_transaction_read_only = on") }
+      try connection.execute(Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly))
       return connection
     } catch {
       throw userError(error, busyTimeout: busyTimeout)
     }
+  }
+
+  /// The settings of every ListStore session, run again after reconnecting.
+  static func sessionSettings(busyTimeout: Duration, readOnly: Bool) -> String {
+    // A writer waits this long for another's lock, then fails (55P03).
+    let milliseconds = max(
+      1,
+      busyTimeout.components.seconds * 1000
+        + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
+    return "SET lock_timeout = \(milliseconds)"
+      + (readOnly ? "; SET default_transaction_read_only = on" : "")
+  }
+
+  /// A ListStore connection: one that reconnects, with these settings, when the server
+  /// dropped it.
+  func database(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError)
+    -> PostgreSQLDatabase
+  {
+    PostgreSQLDatabase(
+      try connect(busyTimeout: busyTimeout, readOnly: readOnly),
+      sessionSettings: Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly))
   }
 
   func openRepository(
@@ -44,7 +59,12 @@ struct PostgreSQLEngine: StorageEngine {
     try PostgreSQLMigrator.migrate(
       connection, location: location, readOnly: readOnly, createIfMissing: createIfMissing,
       busyTimeout: busyTimeout)
-    return (PostgreSQLDatabase(connection), readOnly)
+    return (
+      PostgreSQLDatabase(
+        connection,
+        sessionSettings: Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly)),
+      readOnly
+    )
   }
 
   func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
@@ -52,9 +72,9 @@ struct PostgreSQLEngine: StorageEngine {
   {
     switch role {
     case .feed:
-      return PostgreSQLDatabase(try connect(busyTimeout: busyTimeout, readOnly: readOnly))
+      return try database(busyTimeout: busyTimeout, readOnly: readOnly)
     case .bookkeeping:
-      return PostgreSQLDatabase(try connect(busyTimeout: .milliseconds(50), readOnly: false))
+      return try database(busyTimeout: .milliseconds(50), readOnly: false)
     }
   }
 
