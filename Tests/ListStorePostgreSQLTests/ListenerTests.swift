@@ -73,6 +73,39 @@ import Testing
         && watch.errors.first?.contains("reconnecting") == true, "\(watch.errors)")
   }
 
+  @Test func aRepositoryWritesAgainAfterARestartWithItsSessionSettings() throws {
+    let server = try TestPostgresServer.start()
+    defer { server.stop() }
+    let database = try TestDatabase.make(on: server)
+    defer { database.remove() }
+    try makeList(database)
+    let repository = try database.openRepository(busyTimeout: .milliseconds(300))
+    let list = try repository.list("l", metadata: RawJSON.self, item: RawJSON.self)
+    let recorder = try record(list)
+    try server.restart()
+    // The write that finds the connection gone fails, saying so; the next ones work.
+    var lost = 0
+    for step in 0..<3 {
+      do {
+        try list.appendItem(RawJSON("\(step)"), toSection: 0)
+      } catch .connectionLost {
+        lost += 1
+      }
+    }
+    #expect(lost <= 1)
+    #expect(try list.sections()[0].items.count == 2 + 3 - lost)
+    #expect(try waitUntilExact(recorder, database, list: "l"))
+    // The reopened session waits for another writer only as long as it was told to.
+    let holder = try PGConnection(database.location)
+    try holder.execute("BEGIN; SELECT pg_advisory_xact_lock(4992855103141254223)")
+    let started = ContinuousClock.now
+    #expect(throws: ListStoreError.self) { try list.appendItem(RawJSON("9"), toSection: 0) }
+    #expect(ContinuousClock.now - started < .seconds(5))
+    try holder.execute("ROLLBACK")
+    try list.appendItem(RawJSON("10"), toSection: 0)
+    try expectExact(recorder, database, list: "l")
+  }
+
   @Test func aTerminatedListenerReconnectsAndAWriteMadeMeanwhileArrives() throws {
     let database = try freshDatabase()
     defer { database.remove() }
