@@ -27,13 +27,23 @@ struct ListRows {
     return id
   }
 
-  /// Verifies that the list still exists (it may have been deleted by another
-  /// process since the handle was made).
-  static func checked(db: any DatabaseConnection, listID: Int64, name: String) throws -> ListRows {
-    guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
-      throw ListStoreError.listNotFound(name: name)
+  /// Runs `body` on the rows of list `listID`; when it fails because the list is gone
+  /// (deleted by another process since the handle was made), the error says so.
+  ///
+  /// Every operation of `ListRows` is scoped by the list, so on a deleted list it finds
+  /// nothing and fails: the list is looked up only then, not on every success.
+  static func checked<Result>(
+    db: any DatabaseConnection, listID: Int64, name: String, _ body: (ListRows) throws -> Result
+  ) throws -> Result {
+    do {
+      return try body(ListRows(db: db, listID: listID))
+    } catch {
+      // (A server that aborted the transaction answers nothing: keep its error then.)
+      if (try? db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID)) == .some(nil) {
+        throw ListStoreError.listNotFound(name: name)
+      }
+      throw error
     }
-    return ListRows(db: db, listID: listID)
   }
 
   /// The SQL expression that stores a bound metadata or value parameter.
@@ -52,8 +62,17 @@ struct ListRows {
 
   // MARK: Sections
 
+  /// Throws when the list is gone, for reads that would otherwise find nothing and
+  /// succeed (a count, a snapshot).
+  func requireList() throws {
+    guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+      throw NeedsReload(reason: "the list is gone")
+    }
+  }
+
   func sectionCount() throws -> Int {
-    Int(try db.scalarInt64("SELECT count(*) FROM sections WHERE list_id = ?", listID) ?? 0)
+    try requireList()
+    return Int(try db.scalarInt64("SELECT count(*) FROM sections WHERE list_id = ?", listID) ?? 0)
   }
 
   /// The id of the section at `index`.
@@ -84,6 +103,8 @@ struct ListRows {
   }
 
   func insertSection(metadata: String, at index: Int?) throws -> Int64 {
+    // The one write that names the list itself: make sure it is there.
+    try requireList()
     let position: String
     if let index {
       let (lower, upper) = try sectionGap(at: index)
@@ -98,8 +119,9 @@ struct ListRows {
   }
 
   func deleteSection(id: Int64) throws {
-    try checkSection(id: id)
-    try db.run("DELETE FROM sections WHERE id = ?", id)
+    guard try db.run("DELETE FROM sections WHERE id = ? AND list_id = ?", id, listID) == 1 else {
+      throw ListStoreError.sectionNotFound(id: id)
+    }
   }
 
   /// Moves section `id` so that it ends at `index`.
@@ -113,9 +135,11 @@ struct ListRows {
   }
 
   func setMetadata(_ metadata: String, sectionID id: Int64) throws {
-    try checkSection(id: id)
-    try db.run(
-      "UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ?", metadata, id)
+    guard
+      try db.run(
+        "UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ? AND list_id = ?",
+        metadata, id, listID) == 1
+    else { throw ListStoreError.sectionNotFound(id: id) }
   }
 
   // MARK: Items
@@ -195,8 +219,11 @@ struct ListRows {
   }
 
   func deleteItem(id: Int64) throws {
-    try checkItem(id: id)
-    try db.run("DELETE FROM items WHERE id = ?", id)
+    guard
+      try db.run(
+        "DELETE FROM items WHERE id = ? AND section_id IN (SELECT id FROM sections WHERE list_id = ?)",
+        id, listID) == 1
+    else { throw ListStoreError.itemNotFound(id: id) }
   }
 
   /// Moves item `id` to `row` of section number `section`, `row` counted after the move.
@@ -268,8 +295,13 @@ struct ListRows {
   }
 
   func setValue(_ value: String, itemID id: Int64) throws {
-    try checkItem(id: id)
-    try db.run("UPDATE items SET value = \(stored(canonicalValues)) WHERE id = ?", value, id)
+    guard
+      try db.run(
+        """
+        UPDATE items SET value = \(stored(canonicalValues))
+        WHERE id = ? AND section_id IN (SELECT id FROM sections WHERE list_id = ?)
+        """, value, id, listID) == 1
+    else { throw ListStoreError.itemNotFound(id: id) }
   }
 
   // MARK: Helpers
@@ -344,6 +376,7 @@ package struct StoredSection: Sendable, Hashable {
 extension ListRows {
   /// Every section with its items, in order, as stored.
   func snapshot() throws -> [StoredSection] {
+    try requireList()
     let statement = try db.cached(
       """
       SELECT s.id, s.position, s.metadata, i.id, i.position, i.value

@@ -97,15 +97,19 @@ extension Repository {
           if text != "ok" { add("sqlite", text) }
         }
       }
-      for (type, name) in sqlite ? Self.schemaObjects : Self.postgreSQLSchemaObjects
-      where try db.scalarInt64(
-        sqlite
-          ? "SELECT 1 FROM sqlite_schema WHERE type = ? AND name = ?"
-          : """
+      func exists(_ type: String, _ name: String) throws -> Bool {
+        if sqlite {
+          return try db.scalarInt64(
+            "SELECT 1 FROM sqlite_schema WHERE type = ? AND name = ?", type, name) != nil
+        }
+        return try db.scalarInt64(
+          """
           SELECT 1 FROM pg_tables WHERE 'table' = ? AND tablename = ? AND schemaname = current_schema()
           UNION ALL SELECT 1 FROM pg_trigger WHERE 'trigger' = ? AND tgname = ? AND NOT tgisinternal
-          """, type, name, type, name) == nil
-      {
+          """, type, name, type, name) != nil
+      }
+      for (type, name) in sqlite ? Self.schemaObjects : Self.postgreSQLSchemaObjects
+      where try !exists(type, name) {
         add("schema", "the \(type) \(name) is missing")
       }
       guard problems.allSatisfy({ $0.check != "schema" || !$0.detail.contains("table") }) else {

@@ -31,17 +31,19 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     -> Result
   {
     try repository.write { db in
-      var rows = try ListRows.checked(db: db, listID: id, name: name)
-      rows.canonicalMetadata = Metadata.self != RawJSON.self
-      rows.canonicalValues = Item.self != RawJSON.self
-      return try body(rows)
+      try ListRows.checked(db: db, listID: id, name: name) { rows in
+        var rows = rows
+        rows.canonicalMetadata = Metadata.self != RawJSON.self
+        rows.canonicalValues = Item.self != RawJSON.self
+        return try body(rows)
+      }
     }
   }
 
   private func read<Result: Sendable>(_ body: (ListRows) throws -> Result) throws(ListStoreError)
     -> Result
   {
-    try repository.read { db in try body(ListRows.checked(db: db, listID: id, name: name)) }
+    try repository.read { db in try ListRows.checked(db: db, listID: id, name: name, body) }
   }
 
   /// Runs several writes as one transaction: see ``Repository/write(_:)``, which this
@@ -61,7 +63,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   @discardableResult
   public func write<Result: Sendable>(_ body: () throws -> Result) throws -> Result {
     try repository.write {
-      try read { _ in () }
+      try read { rows in try rows.requireList() }
       return try body()
     }
   }
