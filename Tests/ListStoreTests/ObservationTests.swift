@@ -128,8 +128,7 @@ import Testing
   }
 
   @Test(arguments: TestEngine.tested)
-  func anObserverBehindThePrunedLogReloadsAndStillEmitsAValidChangeset(engine: TestEngine) throws
-  {
+  func anObserverBehindThePrunedLogReloadsAndStillEmitsAValidChangeset(engine: TestEngine) throws {
     let database = try engine.makeDatabase()
     defer { database.remove() }
     let repository = try database.openRepository()
@@ -139,7 +138,8 @@ import Testing
     // Another client changes rows and prunes the log past the observer, in one commit.
     let lastSeq =
       engine == .sqlite
-      ? "(SELECT seq FROM sqlite_sequence WHERE name = 'changes')" : "(SELECT max(seq) FROM changes)"
+      ? "(SELECT seq FROM sqlite_sequence WHERE name = 'changes')"
+      : "(SELECT max(seq) FROM changes)"
     try database.foreign().execute(
       """
       BEGIN;
