@@ -115,8 +115,8 @@ let package = Package(
     .testTarget(
       name: "ReliabilityTests",
       dependencies: [
-        "ListStore", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport", "TestSupport",
-        "liststore", "liststore-stress",
+        "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
+        "TestSupport", "liststore", "liststore-stress",
       ]),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
