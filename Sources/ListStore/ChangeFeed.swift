@@ -254,9 +254,18 @@ final class ChangeFeed: Sendable {
       slowest = min(slowest, observer.seq)
       if observer.needsRead { recovering = true }
     }
-    let (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
-    guard slowest < lastSeq || recovering else { return [] }
-    let entries = try ChangeLog.entries(after: max(slowest, horizon), db: db)
+    // The log after the slowest observer, with the rows it names, in one read; only
+    // when it has nothing does the feed ask where the log ends (an observer may have
+    // fallen behind the pruned log, or must read anyway).
+    let (entries, readHorizon) = try ChangeLog.entries(after: slowest, db: db)
+    let lastSeq: Int64
+    let horizon: Int64
+    if let last = entries.last, let readHorizon {
+      (lastSeq, horizon) = (last.seq, readHorizon)
+    } else {
+      (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
+      guard slowest < lastSeq || recovering else { return [] }
+    }
     var installs: [() -> Void] = []
     for observer in live where observer.seq < lastSeq || observer.needsRead {
       let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex

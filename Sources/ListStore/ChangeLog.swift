@@ -35,6 +35,18 @@ struct ChangeLogEntry: Sendable, Equatable {
   var oldParent: Int64?
   /// Before the change: the row's position key.
   var oldPosition: String?
+  /// The row as it is now, read with the entry: `nil` when it no longer exists.
+  var current: CurrentRow?
+}
+
+/// A section or item row as it is at the time the log is read.
+struct CurrentRow: Sendable, Equatable {
+  /// The list of a section, the section of an item.
+  var parent: Int64
+  /// Its position key.
+  var key: String
+  /// Its metadata or value, as stored.
+  var json: String
 }
 
 /// Reading and pruning the change log written by the schema's triggers.
@@ -47,28 +59,46 @@ enum ChangeLog {
   /// process is gone, no longer hold the log back.
   static let staleReaderAge: Double = 60
 
-  /// The entries after `seq`, in order.
-  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> [ChangeLogEntry] {
+  /// The entries after `seq`, in order, each with the row it names as that row is now
+  /// (one query, however many rows: the log and the rows it touched are read together),
+  /// and how far the log was pruned (`nil` when there is no entry after `seq`).
+  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> (
+    entries: [ChangeLogEntry], horizon: Int64?
+  ) {
     let statement = try db.cached(
       """
-      SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position
-      FROM changes WHERE seq > ? ORDER BY seq
+      SELECT c.seq, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
+        c.old_position,
+        CASE c.kind WHEN 2 THEN i.section_id WHEN 1 THEN s.list_id END,
+        CASE c.kind WHEN 2 THEN i.position WHEN 1 THEN s.position END,
+        CASE c.kind WHEN 2 THEN i.value WHEN 1 THEN s.metadata END,
+        (SELECT pruned_through FROM change_log_horizon WHERE id = 1)
+      FROM changes c
+      LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
+      LEFT JOIN sections s ON c.kind = 1 AND s.id = c.row_id
+      WHERE c.seq > ? ORDER BY c.seq
       """)
     try statement.bind(seq, at: 1)
     var entries: [ChangeLogEntry] = []
+    var horizon: Int64?
     try statement.forEachRow { row in
+      horizon = row.int64(at: 12)
       guard let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 3)),
         let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 4))
       else { return }  // Written by something newer than us: not ours to read.
+      var current: CurrentRow?
+      if let parent = row.optionalInt64(at: 9) {
+        current = CurrentRow(parent: parent, key: row.string(at: 10), json: row.string(at: 11))
+      }
       entries.append(
         ChangeLogEntry(
           seq: row.int64(at: 0), listID: row.optionalInt64(at: 1),
           oldListID: row.optionalInt64(at: 2),
           kind: kind, operation: operation, rowID: row.int64(at: 5),
           parent: row.optionalInt64(at: 6), oldParent: row.optionalInt64(at: 7),
-          oldPosition: row.optionalString(at: 8)))
+          oldPosition: row.optionalString(at: 8), current: current))
     }
-    return entries
+    return (entries, horizon)
   }
 
   /// The seq of the last entry ever written (0 for none).

@@ -37,17 +37,14 @@ struct ListChanges {
   let listID: Int64
   let db: any DatabaseConnection
 
-  /// A touched row: where it was before the batch (if it was in this list).
+  /// A touched row: where it was before the batch (if it was in this list), and what it
+  /// is now (read with the log).
   private struct Touch {
     var old: (parent: Int64, key: String)?
+    var current: CurrentRow?
   }
 
-  /// A row as it is now, if it is in this list.
-  private struct Current {
-    var parent: Int64
-    var key: String
-    var json: String
-  }
+  private typealias Current = CurrentRow
 
   func update(
     mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
@@ -65,7 +62,7 @@ struct ListChanges {
         if sectionTouches[entry.rowID] == nil {
           var old: (Int64, String)?
           if entry.oldListID == listID, let key = entry.oldPosition { old = (listID, key) }
-          sectionTouches[entry.rowID] = Touch(old: old)
+          sectionTouches[entry.rowID] = Touch(old: old, current: entry.current)
           sectionOrder.append(entry.rowID)
         }
       case .item:
@@ -89,7 +86,7 @@ struct ListChanges {
       if let parent = entry.oldParent, mirror.items[parent] != nil, let key = entry.oldPosition {
         old = (parent, key)
       }
-      itemTouches[entry.rowID] = Touch(old: old)
+      itemTouches[entry.rowID] = Touch(old: old, current: entry.current)
       itemOrder.append(entry.rowID)
     }
     if sectionOrder.isEmpty && itemOrder.isEmpty { return nil }
@@ -108,7 +105,8 @@ struct ListChanges {
         }
         oldIndex = index
       }
-      let current = try currentSection(id)
+      // Now: in this list, or not.
+      let current = touch.current.flatMap { $0.parent == listID ? $0 : nil }
       switch (oldIndex, current) {
       case (let index?, nil):
         deletedSections.insert(id)
@@ -143,7 +141,7 @@ struct ListChanges {
         else { throw NeedsReload(reason: "item \(id) is not where the log says it was") }
         oldPlace = (old.parent, index)
       }
-      var current = try currentItem(id)
+      var current = touch.current
       if let section = current?.parent,
         newSections.contains(section) || mirror.items[section] == nil
           || deletedSections.contains(section)
@@ -266,25 +264,6 @@ struct ListChanges {
   }
 
   // MARK: - Reading rows
-
-  private func currentSection(_ id: Int64) throws -> Current? {
-    let statement = try db.cached(
-      "SELECT list_id, position, metadata FROM sections WHERE id = ?")
-    try statement.bind(id, at: 1)
-    defer { statement.reset() }
-    guard try statement.step(), statement.int64(at: 0) == listID else { return nil }
-    return Current(parent: listID, key: statement.string(at: 1), json: statement.string(at: 2))
-  }
-
-  private func currentItem(_ id: Int64) throws -> Current? {
-    let statement = try db.cached(
-      "SELECT section_id, position, value FROM items WHERE id = ?")
-    try statement.bind(id, at: 1)
-    defer { statement.reset() }
-    guard try statement.step() else { return nil }
-    return Current(
-      parent: statement.int64(at: 0), key: statement.string(at: 1), json: statement.string(at: 2))
-  }
 
   private func itemsOfSection(_ id: Int64) throws -> (ItemList<ListMirror.Slot>, ItemList<String>) {
     let statement = try db.cached(

@@ -198,6 +198,9 @@ struct ListRows {
   func appendItems(values: [String], sectionID: Int64) throws -> [Int64] {
     let keys = try PositionKey.keys(
       between: try lastItemPosition(sectionID: sectionID), nil, count: values.count)
+    if let ids = try db.appendItems(sectionID: sectionID, keys: keys, values: values) {
+      return ids
+    }
     let insert = try db.cached(
       "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id"
     )

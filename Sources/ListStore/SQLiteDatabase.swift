@@ -58,6 +58,9 @@ final class SQLiteDatabase: DatabaseConnection {
 
   var isInTransaction: Bool { connection.isInTransaction }
 
+  /// One prepared `INSERT` per row is SQLite's fastest way.
+  func appendItems(sectionID: Int64, keys: [String], values: [String]) throws -> [Int64]? { nil }
+
   var rowsRead: Int { connection.rowsRead }
 }
 

@@ -90,6 +90,27 @@ final class PostgreSQLDatabase: DatabaseConnection {
 
   var isInTransaction: Bool { connection.isInTransaction }
 
+  /// `COPY` the rows in, then read their ids back in key order: they are the section's
+  /// rows at or after the first new key, since the keys come after every row there and
+  /// this transaction holds the lock that orders writers.
+  func appendItems(sectionID: Int64, keys: [String], values: [String]) throws -> [Int64]? {
+    guard let first = keys.first else { return [] }
+    let section = String(sectionID)
+    try connection.copyIn("COPY items(section_id, position, value) FROM STDIN") { writer in
+      for (key, value) in zip(keys, values) { try writer.append([section, key, value]) }
+    }
+    let result = try connection.query(
+      "SELECT id FROM items WHERE section_id = $1 AND position >= $2 ORDER BY position",
+      sectionID, first)
+    guard result.rowCount == keys.count else {
+      throw PGError(
+        kind: .unexpectedValue,
+        message: "appended \(keys.count) items but found \(result.rowCount) after the first key")
+    }
+    rowsRead &+= result.rowCount
+    return try (0..<result.rowCount).map { try result.int64(row: $0, column: 0) }
+  }
+
   fileprivate func counted(_ rows: Int) { rowsRead &+= rows }
 
   /// `sql` with its `?` placeholders numbered `$1`, `$2`, … (outside quotes).

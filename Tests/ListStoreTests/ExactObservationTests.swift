@@ -473,9 +473,11 @@ import Testing
     let handRecorder = ArrayRecorder(handArray, describe: { $0.text }, header: { $0.text })
     let observer = ListObserver<RawJSON, RawJSON>(
       listID: list.id, name: "cities", seq: 0, mirror: mirror, array: handArray, policy: .fail)
+    // A section inserted into the list: its items must be read from the database.
     let entry = ChangeLogEntry(
-      seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update, rowID: 1, parent: 1,
-      oldParent: 1, oldPosition: "a0")
+      seq: 1, listID: list.id, oldListID: nil, kind: .section, operation: .insert, rowID: 99,
+      parent: list.id, oldParent: nil, oldPosition: nil,
+      current: CurrentRow(parent: list.id, key: "a5", json: "null"))
     let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
     observer.stage(entries: [entry][...], lastSeq: 1, horizon: 0, db: reader)()
     observer.deliver()
@@ -516,7 +518,8 @@ import Testing
     let foreignWriter = Thread {
       guard let list = try? other.list("cities", metadata: RawJSON.self, item: RawJSON.self)
       else { return }
-      while !stop.load(ordering: .relaxed) {
+      // Bounded, so that the list stays small however slowly the main thread writes.
+      for _ in 0..<scaled(300) where !stop.load(ordering: .relaxed) {
         _ = try? list.appendItem(RawJSON("\"other\""), toSection: 1)
       }
     }
