@@ -13,6 +13,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "ListStore", targets: ["ListStore"]),
+    .library(name: "ListStoreTesting", targets: ["ListStoreTesting"]),
     .library(name: "Observable2D", targets: ["Observable2D"]),
     .library(name: "ReactiveCore", targets: ["ReactiveCore"]),
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
@@ -50,6 +51,15 @@ let package = Package(
       swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
+    // The `export` JSON reader and the `show` text and JSON writer, shared by the CLI and
+    // ListStoreTesting's fixtures.
+    .target(
+      name: "ListStoreFormats", dependencies: ["ListStore"],
+      swiftSettings: crossModuleOptimization),
+    // Helpers for users' test targets (Swift Testing and XCTest): a temporary repository
+    // per test, fixtures, and a changeset recorder with a deterministic `settle()`.
+    .target(
+      name: "ListStoreTesting", dependencies: ["ListStore", "ListStoreFormats", "ReactiveCore"]),
     // The PostgreSQL engine: `Repository(url:)`, its migrations, LISTEN-based wake-ups.
     .target(
       name: "ListStorePostgreSQL",
@@ -63,7 +73,8 @@ let package = Package(
     .target(
       name: "ListStoreCLI",
       dependencies: [
-        "ListStore", "ListStorePostgreSQL", "Counters", "ReactiveCore", "Observable2D",
+        "ListStore", "ListStoreFormats", "ListStorePostgreSQL", "Counters", "ReactiveCore",
+        "Observable2D",
       ]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
@@ -118,12 +129,16 @@ let package = Package(
         "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
         "TestSupport", "liststore", "liststore-stress",
       ]),
+    // ListStoreTesting used the way a user's test target uses it: only its public API.
+    .testTarget(name: "ListStoreTestingTests", dependencies: ["ListStoreTesting", "ListStore"]),
+    // Every Swift block of README.md, compiled and run in a package of its own.
+    .testTarget(name: "ReadmeTests"),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
       dependencies: [
-        "ListStoreCLI", "ListStore", "PostgreSQLKit", "PostgresTestSupport", "TestSupport",
-        "liststore",
+        "ListStoreCLI", "ListStoreFormats", "ListStore", "PostgreSQLKit", "PostgresTestSupport",
+        "TestSupport", "liststore",
       ]
     ),
   ],

@@ -229,24 +229,29 @@ final class ChangeFeed: Sendable {
         return []
       }
       readAgain = false
-      var installs: [() -> Void] = []
+      var staged: [Staged] = []
       // A failure to read the log must not undo the write: the observers stay where
       // they were, and read again once it is committed.
       var failure: (any Error)?
-      do { installs = try stage(live, db: db) } catch { failure = error }
+      do { staged = try stage(live, db: db) } catch { failure = error }
       try commit()
       // Committed: the staged state is the database's now.
-      for install in installs { install() }
-      if let failure { failed(failure, observers: live) }
+      for work in staged { work.install() }
+      let ended = failure.map { failed($0, observers: live) } ?? false
       noteProcessed()
-      return live
+      return ended ? live : staged.map(\.observer)
     }
+  }
+
+  /// One observer's staged work: applied, once committed, by `install`.
+  private struct Staged {
+    var observer: any FeedObserver
+    var install: () -> Void
   }
 
   /// Stages every observer's changes from the log entries after its position, read
   /// through `db` inside its transaction. Call with `state` locked.
-  private func stage(_ live: [any FeedObserver], db: any DatabaseConnection) throws -> [() -> Void]
-  {
+  private func stage(_ live: [any FeedObserver], db: any DatabaseConnection) throws -> [Staged] {
     let rowsBefore = db.rowsRead
     var slowest = Int64.max
     var recovering = false
@@ -266,25 +271,30 @@ final class ChangeFeed: Sendable {
       (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
       guard slowest < lastSeq || recovering else { return [] }
     }
-    var installs: [() -> Void] = []
+    var staged: [Staged] = []
     for observer in live where observer.seq < lastSeq || observer.needsRead {
       let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
-      installs.append(
-        observer.stage(entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: db))
+      staged.append(
+        Staged(
+          observer: observer,
+          install: observer.stage(
+            entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: db)))
     }
     lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed)
-    return installs
+    return staged
   }
 
   /// Handles a failure to read the log: a transient one is retried, any other ends the
   /// observations with it. Call with `state` locked.
-  private func failed(_ error: any Error, observers live: [any FeedObserver]) {
+  /// - Returns: Whether the observations ended (their end is then to be delivered).
+  private func failed(_ error: any Error, observers live: [any FeedObserver]) -> Bool {
     let error = engine.userError(error, busyTimeout: busyTimeout)
     if error.isTransient {
       readAgain = true
-    } else {
-      for observer in live { observer.finish(failing: error) }
+      return false
     }
+    for observer in live { observer.finish(failing: error) }
+    return true
   }
 
   /// Whether the log could not be read for a passing reason: read it again. Touched
@@ -300,22 +310,25 @@ final class ChangeFeed: Sendable {
   func refresh() {
     var pending = false
     for _ in 0..<Self.roundsPerRefresh {
-      let live = state.withLock { _ -> [any FeedObserver] in
+      // Only observers that had something to apply deliver: a refresh that found
+      // nothing new never delivers another thread's events.
+      let touched = state.withLock { _ -> [any FeedObserver] in
         let live = liveObservers()
         guard !live.isEmpty else { return [] }
         readAgain = false
-        var installs: [() -> Void] = []
+        var staged: [Staged] = []
+        var ended = false
         do {
-          try connection.transaction(.read) { installs = try stage(live, db: connection) }
+          try connection.transaction(.read) { staged = try stage(live, db: connection) }
         } catch {
-          failed(error, observers: live)
+          ended = failed(error, observers: live)
         }
-        for install in installs { install() }
+        for work in staged { work.install() }
         noteProcessed()
         pending = readAgain || live.contains { $0.needsRead }
-        return live
+        return ended ? live : staged.map(\.observer)
       }
-      deliver(live)
+      deliver(touched)
       if !pending { break }
     }
     updateReader()

@@ -270,8 +270,9 @@ package enum JSONText {
 /// Encodes Swift values into the JSON text of the `value` and `metadata` columns and
 /// back, with fast paths for `String` and ``RawJSON``.
 @usableFromInline
-enum ValueCoder {
-  static func encode<Value: Encodable>(_ value: Value) throws(ListStoreError) -> String {
+package enum ValueCoder {
+  /// The JSON text ListStore stores for `value`.
+  package static func encode<Value: Encodable>(_ value: Value) throws(ListStoreError) -> String {
     try encoder(for: Value.self)(value)
   }
 

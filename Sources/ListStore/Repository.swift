@@ -48,6 +48,8 @@ public final class Repository: Sendable {
   /// Whether observers notice other processes' commits on their own (else only
   /// through ``synchronizeObservers()`` and this repository's writes).
   private let watchesDatabase: Bool
+  /// The private database behind ``inMemoryPath``, removed when the repository goes.
+  private let inMemoryDatabase: InMemoryDatabase?
 
   /// Opens the database at `path`, creating the file and its folders when missing
   /// (unless `createIfMissing` is false) and migrating it to the current schema.
@@ -57,8 +59,16 @@ public final class Repository: Sendable {
   /// let repository = try Repository(path: path, createIfMissing: false)
   /// ```
   ///
+  /// `":memory:"` (``inMemoryPath``) opens a fresh, empty database of this repository's
+  /// own, removed when the repository is released, or at the latest when the process
+  /// exits. It is a real database file in a
+  /// private temporary folder — under `/dev/shm`, in memory, where the system has it —
+  /// so it behaves exactly as any other: observers, other connections and other
+  /// processes (given ``path``, which names the file) all work.
+  ///
   /// - Parameters:
-  ///   - path: The database file; ``defaultPath(environment:)`` by default.
+  ///   - path: The database file; ``defaultPath(environment:)`` by default, or
+  ///     ``inMemoryPath``.
   ///   - busyTimeout: How long a write waits for another writer's lock.
   ///   - readOnly: Open without ever writing (the file must exist).
   ///   - createIfMissing: Whether a missing file (and its folders) is created. When
@@ -85,22 +95,26 @@ public final class Repository: Sendable {
     path: String, busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool = true,
     maximumPageCount: Int?, watchesDatabase: Bool = true
   ) throws(ListStoreError) {
+    let inMemoryDatabase = path == Self.inMemoryPath ? try InMemoryDatabase() : nil
     try self.init(
-      engine: SQLiteEngine(path: path), busyTimeout: busyTimeout, readOnly: readOnly,
-      createIfMissing: createIfMissing, maximumPageCount: maximumPageCount,
-      watchesDatabase: watchesDatabase)
+      engine: SQLiteEngine(path: inMemoryDatabase?.path ?? path), busyTimeout: busyTimeout,
+      readOnly: readOnly, createIfMissing: createIfMissing || inMemoryDatabase != nil,
+      maximumPageCount: maximumPageCount,
+      watchesDatabase: watchesDatabase, inMemoryDatabase: inMemoryDatabase)
   }
 
   /// Opens the database `engine` reaches: how every engine's repository is made.
   package init(
     engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool,
-    createIfMissing: Bool = true, maximumPageCount: Int? = nil, watchesDatabase: Bool = true
+    createIfMissing: Bool = true, maximumPageCount: Int? = nil, watchesDatabase: Bool = true,
+    inMemoryDatabase: InMemoryDatabase? = nil
   ) throws(ListStoreError) {
     self.watchesDatabase = watchesDatabase
     let opened = try engine.openRepository(
       busyTimeout: busyTimeout, readOnly: readOnly, createIfMissing: createIfMissing,
       maximumPageCount: maximumPageCount)
     self.engine = engine
+    self.inMemoryDatabase = inMemoryDatabase
     self.path = engine.location
     self.busyTimeout = busyTimeout
     self.isReadOnly = opened.isReadOnly

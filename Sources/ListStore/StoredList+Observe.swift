@@ -19,7 +19,10 @@ extension StoredList {
   /// **Where events run.** On the thread of the write that caused them, or on the
   /// thread that was already delivering to the array when the write committed (the
   /// write waits for it); other processes' commits are delivered on the change feed's
-  /// own queue. Do not block in a callback waiting for another thread's write.
+  /// own queue. Do not block in a callback waiting for another thread's write. So a
+  /// callback must not assume an actor: Swift 6 traps a closure written in main-actor
+  /// code (a view, top-level code) when another thread calls it. For such code,
+  /// ``observe(on:undecodable:)`` delivers on a queue of your choice, such as `.main`.
   ///
   /// **Cost.** Each batch costs in proportion to the rows it touched: they are read
   /// by id and placed by binary search among the list's position keys; the list's

@@ -2,6 +2,8 @@
 /// arguments and options once, and parsing, usage lines and help are all generated
 /// from that declaration, so they cannot drift apart.
 
+import ListStoreFormats
+
 /// A positional argument of a command.
 struct ArgumentSpec: Sendable {
   /// The placeholder shown in usage, e.g. `LIST` or `SECTION:ROW`.
@@ -292,11 +294,7 @@ struct ArgumentParser {
 
   /// `; did you mean 'show'?` for the closest candidate within a small edit distance.
   func suggestion(_ word: String, among candidates: [String], prefix: String) -> String {
-    let scored = candidates.map { ($0, editDistance(word, $0)) }.sorted {
-      $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0)
-    }
-    guard let best = scored.first, best.1 <= max(2, word.count / 3) else { return "" }
-    return "; did you mean '\(prefix)\(best.0)'?"
+    ListStoreFormats.suggestion(for: word, among: candidates, prefix: prefix)
   }
 
   // MARK: - Help
@@ -368,23 +366,4 @@ struct ArgumentParser {
   private func pad(_ text: String, _ width: Int) -> String {
     text + String(repeating: " ", count: max(width - Terminal.displayWidth(of: text), 1))
   }
-}
-
-/// The Levenshtein distance between two strings, over characters.
-func editDistance(_ a: String, _ b: String) -> Int {
-  let a = Array(a)
-  let b = Array(b)
-  guard !a.isEmpty else { return b.count }
-  guard !b.isEmpty else { return a.count }
-  var previous = Array(0...b.count)
-  var current = [Int](repeating: 0, count: b.count + 1)
-  for i in 1...a.count {
-    current[0] = i
-    for j in 1...b.count {
-      current[j] = min(
-        previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-    }
-    swap(&previous, &current)
-  }
-  return previous[b.count]
 }

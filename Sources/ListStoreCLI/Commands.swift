@@ -1,5 +1,6 @@
 import FoundationEssentials
 import ListStore
+import ListStoreFormats
 
 #if canImport(Glibc)
   import Glibc
@@ -345,7 +346,7 @@ enum Commands {
     } catch {
       throw ListStoreError.invalidImport("cannot read \(file): \(describe(error))")
     }
-    let contents = try ImportFile.parse(bytes, name: file)
+    let contents = try ImportFile.parse(bytes, name: file).sections
     let name = invocation.argument("LIST")
     _ = try context.repository().createList(name, contents: contents)
     let items = contents.reduce(0) { $0 + $1.items.count }
@@ -378,9 +379,7 @@ enum Commands {
 
   /// Header and footer as the CLI stores them.
   static func metadataJSON(header: String, footer: String?) throws(ListStoreError) -> RawJSON {
-    RawJSON(
-      "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
-        + (footer.map(JSONText.quote) ?? "null") + "}")
+    Rendering.metadataJSON(header: header, footer: footer)
   }
 
   /// VALUE as JSON text: a string unless --json, then checked to be JSON.

@@ -1,5 +1,6 @@
 import Counters
 import ListStore
+import ListStoreFormats
 import ReactiveCore
 
 #if canImport(Glibc)

@@ -20,6 +20,7 @@
 //       if keys.contains(.character("q")) { break }
 //     }
 
+import ListStoreFormats
 import Synchronization
 
 #if canImport(Glibc)

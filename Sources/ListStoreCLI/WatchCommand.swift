@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import ListStore
+import ListStoreFormats
 import Observable2D
 import ReactiveCore
 import Synchronization

@@ -1,4 +1,5 @@
 import ListStore
+import ListStoreFormats
 import Observable2D
 import ReactiveCore
 

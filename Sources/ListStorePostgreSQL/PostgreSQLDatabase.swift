@@ -24,23 +24,12 @@ final class PostgreSQLDatabase: DatabaseConnection {
       """,
     positionType: "'text'")
 
-  /// The SQL that sets up a session, run again when a lost connection is reopened.
-  private let sessionSettings: String
+  /// The session settings the connection was opened with, set again after a reset.
+  private let sessionSetup: String
 
-  init(_ connection: PGConnection, sessionSettings: String = "") {
+  init(_ connection: PGConnection, sessionSetup: String = "") {
     self.connection = connection
-    self.sessionSettings = sessionSettings
-  }
-
-  /// Opens the connection again when the server dropped it (a restart,
-  /// `pg_terminate_backend`, a network failure): the transaction that noticed failed,
-  /// the next one runs on a new session with the same settings.
-  private func reconnectIfLost() throws {
-    guard !connection.isClosed, !connection.isConnected, !connection.isInTransaction else {
-      return
-    }
-    try connection.reset()
-    if !sessionSettings.isEmpty { try connection.execute(sessionSettings) }
+    self.sessionSetup = sessionSetup
   }
 
   var dialect: SQLDialect { Self.dialect }
@@ -62,7 +51,12 @@ final class PostgreSQLDatabase: DatabaseConnection {
   func execute(_ sql: String) throws { try connection.execute(sql) }
 
   func begin(_ mode: TransactionMode) throws {
-    try reconnectIfLost()
+    // A connection the server dropped (a restart, a terminated session) is opened again
+    // before the next transaction; the work it was doing failed with its error.
+    if !connection.isConnected {
+      try connection.reset()
+      if !sessionSetup.isEmpty { try connection.execute(sessionSetup) }
+    }
     switch mode {
     case .read:
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -185,6 +179,7 @@ final class PostgreSQLStatement: DatabaseStatement {
     result = nil
     row = -1
   }
+
 
   private var current: (result: PGResult, row: Int)? {
     guard let result, row >= 0, row < result.rowCount else { return nil }

@@ -20,20 +20,9 @@ struct PostgreSQLEngine: StorageEngine {
 
   var dialect: SQLDialect { PostgreSQLDatabase.dialect }
 
-  /// Connects, with the session settings every ListStore connection uses.
-  func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PGConnection {
-    do {
-      let connection = try PGConnection(connectionString)
-      try connection.execute(Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly))
-      return connection
-    } catch {
-      throw userError(error, busyTimeout: busyTimeout)
-    }
-  }
-
-  /// The settings of every ListStore session, run again after reconnecting.
-  static func sessionSettings(busyTimeout: Duration, readOnly: Bool) -> String {
-    // A writer waits this long for another's lock, then fails (55P03).
+  /// The settings every ListStore session runs with: a writer waits `busyTimeout` for
+  /// another's lock, then fails (55P03); a read-only repository never writes.
+  static func sessionSetup(busyTimeout: Duration, readOnly: Bool) -> String {
     let milliseconds = max(
       1,
       busyTimeout.components.seconds * 1000
@@ -42,29 +31,26 @@ struct PostgreSQLEngine: StorageEngine {
       + (readOnly ? "; SET default_transaction_read_only = on" : "")
   }
 
-  /// A ListStore connection: one that reconnects, with these settings, when the server
-  /// dropped it.
-  func database(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError)
-    -> PostgreSQLDatabase
-  {
-    PostgreSQLDatabase(
-      try connect(busyTimeout: busyTimeout, readOnly: readOnly),
-      sessionSettings: Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly))
+  /// Connects, with the session settings every ListStore connection uses.
+  func connect(busyTimeout: Duration, readOnly: Bool) throws(ListStoreError) -> PostgreSQLDatabase {
+    do {
+      let connection = try PGConnection(connectionString)
+      let setup = Self.sessionSetup(busyTimeout: busyTimeout, readOnly: readOnly)
+      try connection.execute(setup)
+      return PostgreSQLDatabase(connection, sessionSetup: setup)
+    } catch {
+      throw userError(error, busyTimeout: busyTimeout)
+    }
   }
 
   func openRepository(
     busyTimeout: Duration, readOnly: Bool, createIfMissing: Bool, maximumPageCount: Int?
   ) throws(ListStoreError) -> (connection: any DatabaseConnection, isReadOnly: Bool) {
-    let connection = try connect(busyTimeout: busyTimeout, readOnly: readOnly)
+    let database = try connect(busyTimeout: busyTimeout, readOnly: readOnly)
     try PostgreSQLMigrator.migrate(
-      connection, location: location, readOnly: readOnly, createIfMissing: createIfMissing,
-      busyTimeout: busyTimeout)
-    return (
-      PostgreSQLDatabase(
-        connection,
-        sessionSettings: Self.sessionSettings(busyTimeout: busyTimeout, readOnly: readOnly)),
-      readOnly
-    )
+      database.connection, location: location, readOnly: readOnly,
+      createIfMissing: createIfMissing, busyTimeout: busyTimeout)
+    return (database, readOnly)
   }
 
   func openConnection(for role: ConnectionRole, busyTimeout: Duration, readOnly: Bool)
@@ -72,9 +58,9 @@ struct PostgreSQLEngine: StorageEngine {
   {
     switch role {
     case .feed:
-      return try database(busyTimeout: busyTimeout, readOnly: readOnly)
+      return try connect(busyTimeout: busyTimeout, readOnly: readOnly)
     case .bookkeeping:
-      return try database(busyTimeout: .milliseconds(50), readOnly: false)
+      return try connect(busyTimeout: .milliseconds(50), readOnly: false)
     }
   }
 
@@ -205,7 +191,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         guard !stopped.load(ordering: .acquiring) else { return }
         if !lost {
           lost = true
-          status(.disconnected("\(engine.userError(error, busyTimeout: .seconds(1)))"))
+          status(.disconnected("lost the connection to the server for \(engine.location)"))
         }
         // Wait before trying again; `cancel` cuts the wait short.
         let (seconds, attoseconds) = delay.components

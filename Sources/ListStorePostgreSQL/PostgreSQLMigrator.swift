@@ -19,11 +19,7 @@ enum PostgreSQLMigrator {
   static let migrationLock: Int64 = 4_992_855_103_141_254_224
 
   /// The migrations compiled into this program, sorted by number.
-  static let migrations: [(version: Int, sql: String)] = Migration.embedded.compactMap {
-    migration in
-    guard let number = Int(migration.fileName.prefix { $0.isNumber }) else { return nil }
-    return (number, migration.sql)
-  }.sorted { $0.version < $1.version }
+  static let migrations = MigrationOrder.ordered(Migration.embedded.map { ($0.fileName, $0.sql) })
 
   /// The schema version this program writes.
   static var latestVersion: Int { migrations.last?.version ?? 0 }

@@ -224,8 +224,13 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
         return semaphore
       }
       semaphore?.wait()
+      // Another thread delivered; what it handed to arrays that follow this one on the
+      // current queue is applied here, before this thread's write returns.
+      QueueIdentity.drainArraysWaitingForCurrentQueue()
       return
     }
+    // Likewise when another thread delivered this thread's events before it got here.
+    defer { QueueIdentity.drainArraysWaitingForCurrentQueue() }
     DeliveryContext.delivering {
       while true {
         let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in

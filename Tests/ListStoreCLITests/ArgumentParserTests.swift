@@ -1,3 +1,4 @@
+import ListStoreFormats
 import Testing
 
 @testable import ListStoreCLI

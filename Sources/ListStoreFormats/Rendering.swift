@@ -2,20 +2,24 @@ import FoundationEssentials
 import ListStore
 import Observable2D
 
-/// How the CLI prints lists: as text for people, as JSON for scripts (the shapes of
-/// docs/cli.md).
-enum Rendering {
+/// How lists are printed: as text for people, as JSON for scripts (the shapes of
+/// docs/cli.md). The CLI's `show`, `export` and `watch --json` print with it, and so do
+/// ListStoreTesting's dumps, so that a test compares what the command line shows.
+package enum Rendering {
   /// The header and footer a section's metadata shows: an object's `header` and
   /// `footer` strings, or a bare string as the header.
-  struct Titles: Equatable {
-    var header: String?
-    var footer: String?
+  package struct Titles: Equatable {
+    /// The header, when the metadata has one.
+    package var header: String?
+    /// The footer, when the metadata has one.
+    package var footer: String?
     /// Whether the metadata is exactly `{header, footer}`, so JSON output can show
     /// just those two fields.
-    var isStandard: Bool
+    package var isStandard: Bool
   }
 
-  static func titles(ofMetadata json: String) -> Titles {
+  /// The titles of a section whose metadata is `json`.
+  package static func titles(ofMetadata json: String) -> Titles {
     guard let value = try? JSONValue.parse(json) else {
       return Titles(header: nil, footer: nil, isStandard: false)
     }
@@ -41,35 +45,12 @@ enum Rendering {
     }
   }
 
-  /// `pieces` joined by `separator` into lines at most `width` terminal cells wide, breaking
-  /// only between pieces (a piece wider than `width` gets a line of its own).
-  static func wrap(_ pieces: [String], separator: String = " ", width: Int) -> [String] {
-    var lines: [String] = []
-    var line = ""
-    for piece in pieces {
-      let joined = line.isEmpty ? piece : line + separator + piece
-      if !line.isEmpty && Terminal.displayWidth(of: joined) > width {
-        lines.append(line)
-        line = piece
-      } else {
-        line = joined
-      }
-    }
-    if !line.isEmpty { lines.append(line) }
-    return lines
-  }
-
-  /// "1 section", "2 sections": a count with its noun, plural when it is not one.
-  static func counted(_ count: Int, _ noun: String) -> String {
-    "\(count) \(noun)\(count == 1 ? "" : "s")"
-  }
-
   /// A stored value as people read it, so that what is shown tells its type: a string
   /// as it is, unless it is empty or would read as JSON (`-5`, `true`, `null`, `[1]`,
   /// `"x"`), then in double quotes as a JSON string; any other value as compact JSON.
   /// So `-5` is a number and `"-5"` a string. Control characters are made visible so
   /// they cannot drive the terminal.
-  static func displayText(ofValue json: String) -> String {
+  package static func displayText(ofValue json: String) -> String {
     guard let string = JSONText.unquote(json) else { return visible(JSONText.singleLine(json)) }
     return visible(readsAsJSON(string) ? JSONText.quote(string) : string)
   }
@@ -84,7 +65,7 @@ enum Rendering {
   }
 
   /// `text` with control characters shown as escapes.
-  static func visible(_ text: String) -> String {
+  package static func visible(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: isControl) else { return text }
     var result = ""
     for scalar in text.unicodeScalars {
@@ -101,9 +82,18 @@ enum Rendering {
     scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
   }
 
+  /// Section metadata with a header and a footer, as the CLI stores it:
+  /// `{"header": …, "footer": … | null}`.
+  package static func metadataJSON(header: String, footer: String?) -> RawJSON {
+    RawJSON(
+      "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
+        + (footer.map(JSONText.quote) ?? "null") + "}")
+  }
+
   // MARK: Text
 
-  static func text(list name: String, sections: [StoredSection]) -> [String] {
+  /// The lines `show` prints for a list.
+  package static func text(list name: String, sections: [StoredSection]) -> [String] {
     var lines = [visible(name)]
     if sections.isEmpty {
       lines.append("  (no sections; add one with 'liststore section add \(name) HEADER')")
@@ -123,19 +113,20 @@ enum Rendering {
   // MARK: JSON
 
   /// The `show --json` / `export` object on one line.
-  static func json(list name: String, sections: [StoredSection]) -> String {
+  package static func json(list name: String, sections: [StoredSection]) -> String {
     "{\"list\":" + JSONText.quote(name) + ",\"sections\":["
       + sections.map(json(section:)).joined(separator: ",") + "]}"
   }
 
-  static func json(section: StoredSection) -> String {
+  /// One section of the `show --json` object.
+  package static func json(section: StoredSection) -> String {
     "{" + sectionFields(id: section.row.id, metadata: section.row.json) + ",\"items\":["
       + section.items.map { "{\"id\":\($0.id),\"value\":" + JSONText.singleLine($0.json) + "}" }
       .joined(separator: ",") + "]}"
   }
 
   /// `"id":…,"header":…,"footer":…` and, for metadata of another shape, `"metadata":…`.
-  static func sectionFields(id: Int64, metadata: String) -> String {
+  package static func sectionFields(id: Int64, metadata: String) -> String {
     let titles = titles(ofMetadata: metadata)
     var fields = "\"id\":\(id),\"header\":" + (titles.header.map(JSONText.quote) ?? "null")
     fields += ",\"footer\":" + (titles.footer.map(JSONText.quote) ?? "null")
@@ -147,7 +138,7 @@ enum Rendering {
 extension Rendering {
   /// A changeset as `watch --json` prints it: the fields of `changesets.md` as
   /// arrays of objects, empty ones left out, on one line.
-  static func json(changes: Changeset<RawJSON, RawJSON>) -> String {
+  package static func json(changes: Changeset<RawJSON, RawJSON>) -> String {
     func path(_ indexPath: IndexPath) -> String { "[\(indexPath[0]),\(indexPath[1])]" }
     func value(_ raw: RawJSON) -> String { JSONText.singleLine(raw.text) }
     var fields: [String] = []

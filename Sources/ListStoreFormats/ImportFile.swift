@@ -11,7 +11,8 @@ import ListStore
 /// ```
 ///
 /// * The top level is an object with `sections` (an array) and optionally `list` (a
-///   string, ignored: the list gets the name given on the command line).
+///   string: the CLI ignores it, giving the list the name on its command line; fixtures
+///   use it as the list's name when they are given none).
 /// * A section is an object with `header` (a string) and optionally `footer` (a string
 ///   or null), or with `metadata` (any JSON value, stored as it is; `header` and
 ///   `footer` beside it are ignored, as `export` writes them for reading); optionally
@@ -24,17 +25,22 @@ import ListStore
 ///
 /// Every problem is reported with its place: `FILE:LINE:COLUMN` for JSON syntax, and a
 /// path such as `sections[2].items[5]` for a part of the wrong shape.
-struct ImportFile {
+package struct ImportFile {
   /// A section to create: its metadata and its item values, as JSON text.
-  typealias Section = (metadata: String, items: [String])
+  package typealias Section = (metadata: String, items: [String])
+
+  /// The `list` member of the file, if it has one.
+  package var list: String?
+  /// The sections, in order.
+  package var sections: [Section]
 
   /// Reads an import file.
   /// - Parameters:
   ///   - bytes: The file's contents.
   ///   - name: How to call the file in messages (its path, or `-`).
-  /// - Returns: The sections, in order.
+  /// - Returns: The list's name, if the file gives one, and its sections.
   /// - Throws: ``ListStoreError/invalidImport(_:)`` naming the place and the expected shape.
-  static func parse(_ bytes: [UInt8], name: String) throws(ListStoreError) -> [Section] {
+  package static func parse(_ bytes: [UInt8], name: String) throws(ListStoreError) -> ImportFile {
     let displayName = name == "-" ? "standard input" : name
     let root: JSONSyntax.Node
     do {
@@ -76,7 +82,7 @@ struct ImportFile {
       var members: [String: JSONSyntax.Node] = [:]
       for (key, value) in list {
         guard known.contains(key) else {
-          let hint = Commands.parser.suggestion(key, among: known, prefix: "")
+          let hint = suggestion(for: key, among: known, prefix: "")
           throw failure(
             place,
             "unknown key \(quoted(key))"
@@ -121,10 +127,12 @@ struct ImportFile {
       }
     }
 
-    mutating func file(_ root: JSONSyntax.Node) throws(ListStoreError) -> [Section] {
+    mutating func file(_ root: JSONSyntax.Node) throws(ListStoreError) -> ImportFile {
       let top = try members(
         of: root, at: "the top level", known: ["list", "sections"], shape: Self.fileShape)
-      if let list = top["list"] { _ = try string(list, at: "list") }
+      let list = try top["list"].flatMap { node throws(ListStoreError) in
+        try string(node, at: "list")
+      }
       guard let sections = top["sections"] else {
         throw failure("the top level", "missing \"sections\"; expected \(Self.fileShape)")
       }
@@ -132,7 +140,7 @@ struct ImportFile {
       for (index, node) in try array(sections, at: "sections", of: "sections").enumerated() {
         result.append(try section(node, at: "sections[\(index)]"))
       }
-      return result
+      return ImportFile(list: list, sections: result)
     }
 
     mutating func section(_ node: JSONSyntax.Node, at place: String) throws(ListStoreError)
@@ -154,7 +162,7 @@ struct ImportFile {
       if let raw = fields["metadata"] {
         metadata = raw.text(in: bytes)
       } else if let header = header ?? nil {
-        metadata = try Commands.metadataJSON(header: header, footer: footer).text
+        metadata = Rendering.metadataJSON(header: header, footer: footer).text
       } else {
         throw failure(place, "missing \"header\"; expected \(Self.sectionShape)")
       }

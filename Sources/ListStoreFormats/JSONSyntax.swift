@@ -13,11 +13,11 @@ import ListStore
 /// let node = try JSONSyntax.parse(bytes)
 /// node.text(in: bytes)  // {"name": "kiwi", "count": 3}, as written
 /// ```
-enum JSONSyntax {
+package enum JSONSyntax {
   /// One parsed value and where it is.
-  struct Node {
+  package struct Node {
     /// What kind of value it is, with its children.
-    indirect enum Kind {
+    package indirect enum Kind {
       case null
       case bool(Bool)
       case number
@@ -28,23 +28,23 @@ enum JSONSyntax {
       case object([(key: String, value: Node)])
     }
 
-    var kind: Kind
+    package var kind: Kind
     /// The value's bytes in the parsed text, without surrounding white space.
-    var range: Range<Int>
+    package var range: Range<Int>
 
     /// The value as written.
-    func text(in bytes: [UInt8]) -> String {
+    package func text(in bytes: [UInt8]) -> String {
       String(decoding: bytes[range], as: UTF8.self)
     }
 
     /// The string a `.string` node denotes; `nil` for other kinds.
-    func string(in bytes: [UInt8]) -> String? {
+    package func string(in bytes: [UInt8]) -> String? {
       guard case .string = kind else { return nil }
       return bytes[range].withUnsafeBufferPointer { JSONText.unquote(bytes: $0) }
     }
 
     /// What the value is, in plain words: "a string", "the number 5", "an object", …
-    func kindDescription(in bytes: [UInt8]) -> String {
+    package func kindDescription(in bytes: [UInt8]) -> String {
       switch kind {
       case .null: "null"
       case .bool(let value): value ? "true" : "false"
@@ -57,33 +57,33 @@ enum JSONSyntax {
   }
 
   /// Where and why parsing stopped.
-  struct SyntaxError: Error {
+  package struct SyntaxError: Error {
     /// What is wrong, e.g. `expected ',' or ']' after an array element`.
-    var message: String
+    package var message: String
     /// The byte offset of the problem.
-    var offset: Int
+    package var offset: Int
     /// The line, counted from 1.
-    var line: Int
+    package var line: Int
     /// The column in characters, counted from 1.
-    var column: Int
+    package var column: Int
     /// Whether the text is valid JSON whose number is too large to use.
-    var isNumberOutOfRange = false
+    package var isNumberOutOfRange = false
 
     /// "line 3, column 14", or "column 14" for one-line text.
-    func place(in bytes: [UInt8]) -> String {
+    package func place(in bytes: [UInt8]) -> String {
       bytes.contains(0x0A) ? "line \(line), column \(column)" : "column \(column)"
     }
   }
 
   /// How deeply arrays and objects may nest; deeper input is refused rather than
   /// exhausting the stack.
-  static let maximumDepth = 512
+  package static let maximumDepth = 512
 
   /// Parses one JSON value, allowing white space around it.
   /// - Parameter bytes: UTF-8 text.
   /// - Returns: The value with the places of its parts.
   /// - Throws: ``SyntaxError`` naming the line and column of the first problem.
-  static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> Node {
+  package static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> Node {
     var parser = Parser(bytes: bytes)
     // A byte order mark, which some editors write, is not part of the value.
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
@@ -109,12 +109,12 @@ enum JSONSyntax {
   }
 
   /// Whether `text` is exactly one JSON value (white space around it allowed).
-  static func isJSON(_ text: String) -> Bool {
+  package static func isJSON(_ text: String) -> Bool {
     (try? parse(Array(text.utf8))) != nil
   }
 
   /// The line and column (from 1, in characters) of a byte offset.
-  static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
+  package static func position(of offset: Int, in bytes: [UInt8]) -> (line: Int, column: Int) {
     var line = 1
     var column = 1
     for byte in bytes[..<min(offset, bytes.count)] {
