@@ -180,7 +180,6 @@ final class PostgreSQLStatement: DatabaseStatement {
     row = -1
   }
 
-
   private var current: (result: PGResult, row: Int)? {
     guard let result, row >= 0, row < result.rowCount else { return nil }
     return (result, row)
