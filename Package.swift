@@ -88,28 +88,47 @@ let package = Package(
 
     // Workloads the reliability tests run in processes of their own, to kill or race them.
     .executableTarget(
-      name: "liststore-stress", dependencies: ["ListStore"], path: "Tests/Stress"),
+      name: "liststore-stress", dependencies: ["ListStore", "ListStorePostgreSQL"],
+      path: "Tests/Stress"),
 
-    .target(
-      name: "TestSupport",
-      dependencies: ["ListStore", "SQLiteKit", "Observable2D"],
-      path: "Tests/TestSupport"
-    ),
     // A throwaway PostgreSQL server per test process, one database per test.
     .target(
       name: "PostgresTestSupport",
       dependencies: ["PostgreSQLKit"],
       path: "Tests/PostgresTestSupport"
     ),
+    // Shared helpers; `TestEngine` runs a contract test on SQLite and on PostgreSQL.
+    .target(
+      name: "TestSupport",
+      dependencies: [
+        "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
+        "Observable2D",
+      ],
+      path: "Tests/TestSupport"
+    ),
     .testTarget(name: "SQLiteKitTests", dependencies: ["SQLiteKit", "TestSupport"]),
     .testTarget(
       name: "PostgreSQLKitTests", dependencies: ["PostgreSQLKit", "PostgresTestSupport"]),
     .testTarget(name: "ReactiveCoreTests", dependencies: ["ReactiveCore"]),
     .testTarget(name: "Observable2DTests", dependencies: ["Observable2D", "ReactiveCore"]),
-    .testTarget(name: "ListStoreTests", dependencies: ["ListStore", "SQLiteKit", "TestSupport"]),
+    .testTarget(
+      name: "ListStoreTests",
+      dependencies: [
+        "ListStore", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport", "TestSupport",
+      ]
+    ),
+    .testTarget(
+      name: "ListStorePostgreSQLTests",
+      dependencies: [
+        "ListStore", "ListStorePostgreSQL", "PostgreSQLKit", "PostgresTestSupport", "TestSupport",
+        "liststore",
+      ]),
     .testTarget(
       name: "ReliabilityTests",
-      dependencies: ["ListStore", "SQLiteKit", "TestSupport", "liststore", "liststore-stress"]),
+      dependencies: [
+        "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
+        "TestSupport", "liststore", "liststore-stress",
+      ]),
     // ListStoreTesting used the way a user's test target uses it: only its public API.
     .testTarget(name: "ListStoreTestingTests", dependencies: ["ListStoreTesting", "ListStore"]),
     // Every Swift block of README.md, compiled and run in a package of its own.
@@ -117,7 +136,10 @@ let package = Package(
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
     .testTarget(
       name: "ListStoreCLITests",
-      dependencies: ["ListStoreCLI", "ListStoreFormats", "ListStore", "TestSupport", "liststore"]
+      dependencies: [
+        "ListStoreCLI", "ListStoreFormats", "ListStore", "PostgreSQLKit", "PostgresTestSupport",
+        "TestSupport", "liststore",
+      ]
     ),
   ],
   swiftLanguageModes: [.v6]

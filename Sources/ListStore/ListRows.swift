@@ -37,12 +37,17 @@ struct ListRows {
   ) throws -> Result {
     do {
       return try body(ListRows(db: db, listID: listID))
-    } catch {
-      // (A server that aborted the transaction answers nothing: keep its error then.)
-      if (try? db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID)) == .some(nil) {
-        throw ListStoreError.listNotFound(name: name)
+    } catch let failure {
+      // (A server that aborted the transaction answers nothing: keep its error then.
+      // Not `try?`, which flattens that failure into the `nil` of a missing list.)
+      let listExists: Bool
+      do {
+        listExists = try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil
+      } catch {
+        throw failure
       }
-      throw error
+      if !listExists { throw ListStoreError.listNotFound(name: name) }
+      throw failure
     }
   }
 

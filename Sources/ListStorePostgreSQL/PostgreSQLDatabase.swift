@@ -140,6 +140,9 @@ final class PostgreSQLStatement: DatabaseStatement {
   private var parameters: [PGParameter] = []
   private var result: PGResult?
   private var row = -1
+  /// The rows the last run changed, kept after ``reset()`` as SQLite's count is (`run`
+  /// resets the statement before its caller reads the count).
+  private(set) var rowsChanged = 0
 
   init(sql: String, database: PostgreSQLDatabase, prepared: Bool = true) {
     self.sql = sql
@@ -163,6 +166,7 @@ final class PostgreSQLStatement: DatabaseStatement {
       let result = try database.connection.query(
         sql, parameters: parameters, prepared: isPrepared)
       self.result = result
+      rowsChanged = result.rowsAffected
       database.counted(result.rowCount)
       row = -1
     }
@@ -175,8 +179,6 @@ final class PostgreSQLStatement: DatabaseStatement {
     result = nil
     row = -1
   }
-
-  var rowsChanged: Int { result?.rowsAffected ?? 0 }
 
   private var current: (result: PGResult, row: Int)? {
     guard let result, row >= 0, row < result.rowCount else { return nil }

@@ -9,8 +9,6 @@ import Testing
 /// `Repository.write { }` and `StoredList.write { }`: several writes, one transaction,
 /// one changeset per list.
 @Suite struct BatchTests {
-  let folder = TemporaryDirectory()
-
   typealias List = StoredList<SectionMetadata, String>
 
   func makeList(_ repository: Repository, _ name: String) throws -> List {
@@ -20,9 +18,11 @@ import Testing
     return list
   }
 
-  @Test func aBatchAcrossListsIsOneChangesetPerList() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func aBatchAcrossListsIsOneChangesetPerList(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     let towns = try makeList(repository, "towns")
     let cityRecorder = ArrayRecorder(try cities.observe(), header: { $0.header })
@@ -49,9 +49,11 @@ import Testing
 
   struct Abandon: Error, Equatable {}
 
-  @Test func anErrorInsideRollsBackEverythingAndEmitsNothing() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func anErrorInsideRollsBackEverythingAndEmitsNothing(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     let recorder = ArrayRecorder(try cities.observe(), header: { $0.header })
     #expect(throws: Abandon()) {
@@ -66,9 +68,11 @@ import Testing
     #expect(try repository.lists().map(\.name) == ["cities"])
   }
 
-  @Test func aNestedBatchThatFailsIsUndoneAloneAndTheOuterOneCommits() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func aNestedBatchThatFailsIsUndoneAloneAndTheOuterOneCommits(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     let recorder = ArrayRecorder(try cities.observe(), header: { $0.header })
     try repository.write {
@@ -91,9 +95,11 @@ import Testing
     #expect(recorder.changesets.first?.insertedItems.map(\.value) == ["kept", "also kept"])
   }
 
-  @Test func anObserverMadeInsideABatchSeesTheBatchAsOneChangeset() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func anObserverMadeInsideABatchSeesTheBatchAsOneChangeset(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     var recorder: ArrayRecorder<SectionMetadata, String>?
     try repository.write {
@@ -108,9 +114,11 @@ import Testing
     #expect(made.problems.isEmpty)
   }
 
-  @Test func otherThreadsWaitForTheBatch() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func otherThreadsWaitForTheBatch(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     let inside = DispatchSemaphore(value: 0)
     let finish = DispatchSemaphore(value: 0)
@@ -137,9 +145,11 @@ import Testing
     #expect(try Array(cities.sections()[0].items).suffix(3) == ["batch 1", "batch 2", "other"])
   }
 
-  @Test func aBatchOnADeletedListFailsAndChangesNothing() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func aBatchOnADeletedListFailsAndChangesNothing(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let cities = try makeList(repository, "cities")
     try repository.deleteList("cities")
     #expect(throws: ListStoreError.listNotFound(name: "cities")) {

@@ -406,11 +406,15 @@ import Testing
 
   // MARK: 9. Observers registered while others write
 
-  @Test func observersRegisteredWhileWritesAreStagedAllCatchUpWithoutAnotherCommit() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func observersRegisteredWhileWritesAreStagedAllCatchUpWithoutAnotherCommit(engine: TestEngine)
+    throws
+  {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     try makeCities(repository)
-    let other = try Repository(path: repository.path)
+    let other = try database.openRepository()
     let done = Atomic<Int>(0)
     let writers = [repository, other].map { writer in
       Thread {
@@ -433,7 +437,7 @@ import Testing
     }
     while done.load(ordering: .acquiring) < writers.count { sched_yield() }
     // No commit follows: every observer must get there on its own.
-    let truth = try ListContents.read(list: "cities", path: repository.path)
+    let truth = try database.contents(list: "cities")
     for (number, recorder) in recorders.enumerated() {
       #expect(
         recorder.wait { ListContents($0.array.sections) == truth },
@@ -496,9 +500,11 @@ import Testing
 
   // MARK: 13. A write returns after its event was delivered
 
-  @Test func everyWriteIsDeliveredBeforeItReturnsWhileOthersDeliverToo() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("db.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func everyWriteIsDeliveredBeforeItReturnsWhileOthersDeliverToo(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeCities(repository)
     let recorder = try record(list)
     let delivered = Mutex<Set<Int64>>([])
@@ -507,7 +513,7 @@ import Testing
       delivered.withLock { $0.formUnion(event.changeset.insertedItems.map(\.id)) }
     }.disposed(by: bag)
     // Another process's writes keep the feed's queue delivering meanwhile.
-    let other = try Repository(path: repository.path)
+    let other = try database.openRepository()
     let stop = Atomic<Bool>(false)
     let foreignWriter = Thread {
       guard let list = try? other.list("cities", metadata: RawJSON.self, item: RawJSON.self)

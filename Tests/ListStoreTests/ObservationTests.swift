@@ -8,8 +8,6 @@ import TestSupport
 import Testing
 
 @Suite struct ObservationTests {
-  let folder = TemporaryDirectory()
-
   typealias List = StoredList<SectionMetadata, String>
 
   func makeList(_ repository: Repository, name: String = "cities") throws -> List {
@@ -24,9 +22,11 @@ import Testing
       .sections
   }
 
-  @Test func startsAsTheStoredListAndFollowsEveryKindOfWrite() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func startsAsTheStoredListAndFollowsEveryKindOfWrite(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let array = try list.observe()
     let recorder = ArrayRecorder(array, header: { $0.header })
@@ -55,17 +55,18 @@ import Testing
     #expect(recorder.changesets[4].updatedItems.map(\.value) == ["Berlin, Germany"])
   }
 
-  @Test func failedAndRolledBackWritesEmitNothing() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func failedAndRolledBackWritesEmitNothing(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let array = try list.observe()
     let recorder = ArrayRecorder(array, header: { $0.header })
     #expect(throws: ListStoreError.self) { try list.removeItem(at: IndexPath(indexes: [0, 5])) }
     // Another client's transaction that rolls back.
-    let other = try Connection(path: repository.path)
-    try other.execute(
-      "BEGIN IMMEDIATE; INSERT INTO items(section_id, position, value) VALUES (1, 'a5', '\"x\"'); ROLLBACK"
+    try database.foreign().execute(
+      "BEGIN; INSERT INTO items(section_id, position, value) VALUES (1, 'a5', '\"x\"'); ROLLBACK"
     )
     repository.synchronizeObservers()
     try list.appendItem("Rome", toSection: 0)
@@ -73,30 +74,29 @@ import Testing
     #expect(recorder.changesets.first?.insertedItems.map(\.value) == ["Rome"])
   }
 
-  @Test func seesCommitsOfOtherConnectionsAndTheShell() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func seesCommitsOfOtherConnectionsAndTheShell(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let array = try list.observe()
     let recorder = ArrayRecorder(array, header: { $0.header })
     // Another repository: as another process would.
-    let other = try Repository(path: repository.path)
+    let other = try database.openRepository()
     let otherList = try other.list("cities", metadata: SectionMetadata.self, item: String.self)
     try otherList.appendItem("Oslo", toSection: 0)
     #expect(recorder.wait { $0.sections.first?.items.last == "Oslo" })
-    // The sqlite3 shell, with foreign keys off, in one transaction of three statements.
-    let shell = try run(
-      "/usr/bin/sqlite3",
-      [
-        repository.path,
-        """
-        BEGIN;
-        UPDATE items SET value = '"Paris, France"' WHERE value = '"Paris"';
-        INSERT INTO items(section_id, position, value) VALUES (1, 'Zz', '"Athens"');
-        DELETE FROM items WHERE value = '"Berlin"';
-        COMMIT;
-        """,
-      ])
+    // The engine's shell (sqlite3 with foreign keys off, or psql), in one transaction
+    // of three statements.
+    let shell = try database.shell(
+      """
+      BEGIN;
+      UPDATE items SET value = '"Paris, France"' WHERE CAST(value AS TEXT) = '"Paris"';
+      INSERT INTO items(section_id, position, value) VALUES (1, 'Zz', '"Athens"');
+      DELETE FROM items WHERE CAST(value AS TEXT) = '"Berlin"';
+      COMMIT;
+      """)
     #expect(shell.status == 0, "\(shell)")
     #expect(
       recorder.wait {
@@ -110,9 +110,11 @@ import Testing
     #expect(array.sections == (try fresh(list)))
   }
 
-  @Test func deletingTheListCompletesItsObservers() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func deletingTheListCompletesItsObservers(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let recorder = ArrayRecorder(try list.observe(), header: { $0.header })
     let other = try makeList(repository, name: "other")
@@ -125,22 +127,27 @@ import Testing
     #expect(throws: ListStoreError.listNotFound(name: "cities")) { try list.observe() }
   }
 
-  @Test func anObserverBehindThePrunedLogReloadsAndStillEmitsAValidChangeset() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func anObserverBehindThePrunedLogReloadsAndStillEmitsAValidChangeset(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let array = try list.observe()
     let recorder = ArrayRecorder(array, header: { $0.header })
     // Another client changes rows and prunes the log past the observer, in one commit.
-    let other = try Connection(path: repository.path)
-    try other.execute(
+    let lastSeq =
+      engine == .sqlite
+      ? "(SELECT seq FROM sqlite_sequence WHERE name = 'changes')"
+      : "(SELECT max(seq) FROM changes)"
+    try database.foreign().execute(
       """
-      BEGIN IMMEDIATE;
+      BEGIN;
       INSERT INTO items(section_id, position, value) VALUES (1, 'a5', '"Vienna"');
-      UPDATE items SET position = 'Zz' WHERE value = '"Berlin"';
-      UPDATE items SET value = '"Lutetia"' WHERE value = '"Paris"';
+      UPDATE items SET position = 'Zz' WHERE CAST(value AS TEXT) = '"Berlin"';
+      UPDATE items SET value = '"Lutetia"' WHERE CAST(value AS TEXT) = '"Paris"';
+      UPDATE change_log_horizon SET pruned_through = \(lastSeq);
       DELETE FROM changes;
-      UPDATE change_log_horizon SET pruned_through = (SELECT seq FROM sqlite_sequence WHERE name = 'changes');
       COMMIT;
       """)
     repository.synchronizeObservers()
@@ -152,9 +159,11 @@ import Testing
     #expect(recorder.problems.isEmpty, "\(recorder.problems)")
   }
 
-  @Test func observationEndsWhenTheArrayIsReleased() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func observationEndsWhenTheArrayIsReleased(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     weak var released: Observable2DArray<SectionMetadata, String>?
     do {
@@ -166,9 +175,11 @@ import Testing
     #expect(released == nil)
   }
 
-  @Test func changesetsArriveAsAnAsyncSequence() async throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func changesetsArriveAsAnAsyncSequence(engine: TestEngine) async throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let changesets = try list.changesets()
     let writer = Task.detached {
@@ -186,6 +197,7 @@ import Testing
   /// A single change on a large list reads and places only the changed row: the rows
   /// the feed reads per notification do not grow with the list.
   @Test func aChangeOnALargeListReadsOnlyThatRow() throws {
+    let folder = TemporaryDirectory()
     defer { folder.remove() }
     var rowsRead: [Int: [Int]] = [:]
     for size in [1000, 100_000] {
@@ -210,9 +222,11 @@ import Testing
     #expect(rowsRead[100_000]?.allSatisfy { $0 <= 6 } == true, "\(rowsRead)")
   }
 
-  @Test func aBindingKeepsTheObservationAliveWithoutTheArray() throws {
-    defer { folder.remove() }
-    let repository = try Repository(path: folder.file("o.sqlite"))
+  @Test(arguments: TestEngine.tested)
+  func aBindingKeepsTheObservationAliveWithoutTheArray(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
     let list = try makeList(repository)
     let bag = DisposeBag()
     let received = Mutex<[Int]>([])

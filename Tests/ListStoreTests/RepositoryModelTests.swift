@@ -29,13 +29,13 @@ import Testing
       })
   }
 
-  @Test(arguments: [11, 12, 13])
-  func randomOperationsMatchTheModel(seed: UInt64) throws {
-    let folder = TemporaryDirectory()
-    defer { folder.remove() }
+  @Test(arguments: TestEngine.tested, [11, 12, 13])
+  func randomOperationsMatchTheModel(engine: TestEngine, seed: UInt64) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
     let seed = testSeed(seed)
     var random = SeededGenerator(seed: seed)
-    let repository = try Repository(path: folder.file("model.sqlite"))
+    let repository = try database.openRepository()
     let list = try repository.createList("l", metadata: String.self, item: String.self)
     var model = Model()
     var log: [String] = []
@@ -116,14 +116,14 @@ import Testing
           try list.replaceItem(at: IndexPath(indexes: [section, row]), with: value)
           model.sections[section].items[row].value = value
         }
-        #expect(!expectFailure, "seed \(seed): \(log.last ?? "") should have failed")
+        #expect(!expectFailure, "\(engine) seed \(seed): \(log.last ?? "") should have failed")
       } catch {
-        #expect(expectFailure, "seed \(seed): \(log.last ?? "") failed: \(error)")
+        #expect(expectFailure, "\(engine) seed \(seed): \(log.last ?? "") failed: \(error)")
       }
       let stored = try Self.read(list)
       if stored != model {
         let recent = log.suffix(12).joined(separator: "\n")
-        Issue.record("seed \(seed) diverged at step \(step); last operations:\n\(recent)")
+        Issue.record("\(engine) seed \(seed) diverged at step \(step); last operations:\n\(recent)")
         return
       }
     }

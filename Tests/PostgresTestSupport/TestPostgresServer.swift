@@ -40,12 +40,32 @@ public final class TestPostgresServer: Sendable {
     /// Whether the server also listens on 127.0.0.1, where roles authenticate with a
     /// password (`scram-sha-256`); on the Unix socket every role is trusted.
     public var acceptsPasswordsOverTCP: Bool
+    /// Where it listens for TCP, as PostgreSQL's `listen_addresses` (`127.0.0.1`, or
+    /// `*` for every address of its network namespace, where any client address
+    /// authenticates with a password).
+    public var listenAddresses: String
+    /// A network namespace (`ip netns`) to run the server in, as on another host; its
+    /// Unix socket stays reachable from this one (a file).
+    public var networkNamespace: String?
 
     /// Creates options.
-    /// - Parameter acceptsPasswordsOverTCP: Whether to listen on 127.0.0.1 with
-    ///   password authentication.
-    public init(acceptsPasswordsOverTCP: Bool = false) {
+    /// - Parameters:
+    ///   - acceptsPasswordsOverTCP: Whether to listen on TCP with password
+    ///     authentication.
+    ///   - listenAddresses: Where to listen for TCP.
+    ///   - networkNamespace: A network namespace to run the server in.
+    public init(
+      acceptsPasswordsOverTCP: Bool = false, listenAddresses: String = "127.0.0.1",
+      networkNamespace: String? = nil
+    ) {
       self.acceptsPasswordsOverTCP = acceptsPasswordsOverTCP
+      self.listenAddresses = listenAddresses
+      self.networkNamespace = networkNamespace
+    }
+
+    /// The command prefix that runs a program in ``networkNamespace``.
+    var namespacePrefix: [String] {
+      networkNamespace.map { ["/usr/sbin/ip", "netns", "exec", $0] } ?? []
     }
   }
 
@@ -324,9 +344,10 @@ public final class TestPostgresServer: Sendable {
       started = clock.now
       do {
         try Self.runChecked(
-          binaries.command(
-            "pg_ctl",
-            ["-w", "-t", "120", "-D", folder + "/data", "-l", folder + "/server.log", "start"]),
+          options.namespacePrefix
+            + binaries.command(
+              "pg_ctl",
+              ["-w", "-t", "120", "-D", folder + "/data", "-l", folder + "/server.log", "start"]),
           log: folder + "/commands.log")
         startDuration = started.duration(to: clock.now)
         break
@@ -366,8 +387,9 @@ public final class TestPostgresServer: Sendable {
         binaries.command("pg_ctl", ["-w", "-D", dataDirectory, "-m", "fast", "stop"]),
         log: commandLog)
       try Self.runChecked(
-        binaries.command(
-          "pg_ctl", ["-w", "-t", "120", "-D", dataDirectory, "-l", logFile, "start"]),
+        options.namespacePrefix
+          + binaries.command(
+            "pg_ctl", ["-w", "-t", "120", "-D", dataDirectory, "-l", logFile, "start"]),
         log: commandLog)
     }
   }
@@ -407,7 +429,7 @@ public final class TestPostgresServer: Sendable {
       # Written by TestPostgresServer.
       port = \(port)
       unix_socket_directories = '\(folder)'
-      listen_addresses = '\(options.acceptsPasswordsOverTCP ? "127.0.0.1" : "")'
+      listen_addresses = '\(options.acceptsPasswordsOverTCP ? options.listenAddresses : "")'
       max_connections = 200
       fsync = off
       synchronous_commit = off
@@ -416,7 +438,10 @@ public final class TestPostgresServer: Sendable {
 
       """
     var rules = "local all all trust\n"
-    if options.acceptsPasswordsOverTCP { rules += "host all all 127.0.0.1/32 scram-sha-256\n" }
+    if options.acceptsPasswordsOverTCP {
+      let clients = options.listenAddresses == "127.0.0.1" ? "127.0.0.1/32" : "0.0.0.0/0"
+      rules += "host all all \(clients) scram-sha-256\n"
+    }
     do {
       // The settings go in a file of their own, included last, so that a retry with
       // another port replaces them.
@@ -510,11 +535,14 @@ public final class TestPostgresServer: Sendable {
   ///   - database: The database's name.
   ///   - user: The role to connect as.
   ///   - password: The password to offer.
+  ///   - host: The server's address, as its clients reach it.
   /// - Returns: `host=127.0.0.1 port=PORT dbname=DATABASE user=USER password=PASSWORD`.
-  public func tcpConnectionString(database: String, user: String, password: String) -> String {
+  public func tcpConnectionString(
+    database: String, user: String, password: String, host: String = "127.0.0.1"
+  ) -> String {
     precondition(
       options.acceptsPasswordsOverTCP, "the server was started without acceptsPasswordsOverTCP")
-    return "host=127.0.0.1 port=\(port) dbname=\(Self.quoted(database)) "
+    return "host=\(host) port=\(port) dbname=\(Self.quoted(database)) "
       + "user=\(Self.quoted(user)) password=\(Self.quoted(password))"
   }
 

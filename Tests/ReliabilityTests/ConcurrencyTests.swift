@@ -22,11 +22,13 @@ import Testing
     return items
   }
 
-  @Test func writersInProcessesAndThreadsLoseNothingAndObserversConverge() throws {
-    let folder = TemporaryDirectory()
-    defer { folder.remove() }
-    let path = folder.file("shared.sqlite")
-    let repository = try Repository(path: path)
+  @Test(arguments: TestEngine.tested)
+  func writersInProcessesAndThreadsLoseNothingAndObserversConverge(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    let folder = database.folder
+    defer { database.remove() }
+    let path = database.location
+    let repository = try database.openRepository()
     let list = try repository.createList(
       "shared", metadata: SectionMetadata.self, item: RawJSON.self)
     for header in ["A", "B", "C"] { try list.appendSection(SectionMetadata(header: header)) }
@@ -35,7 +37,8 @@ import Testing
     let watcher = try Worker(
       liststoreBinary, ["--db", path, "watch", "shared", "--json"], folder: folder)
     defer { watcher.kill() }
-    pause(0.2)
+    // The watcher has printed its snapshot.
+    #expect(waitForFirstLine(watcher))
 
     let seed = testSeed(71)
     let writes = scaled(150)
@@ -50,7 +53,7 @@ import Testing
     let threadErrors = Mutex<[String]>([])
     DispatchQueue.concurrentPerform(iterations: 2) { thread in
       do {
-        let mine = try Repository(path: path).list(
+        let mine = try database.openRepository().list(
           "shared", metadata: RawJSON.self, item: RawJSON.self)
         var random = SeededGenerator(seed: seed &+ 100 &+ UInt64(thread))
         var ids: [Int64] = []

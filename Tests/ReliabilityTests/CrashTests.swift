@@ -8,34 +8,43 @@ import Testing
 /// leave nothing half-written. The number of kill points scales with
 /// `LISTSTORE_TEST_SCALE` (at least 50 in all by default).
 @Suite(.serialized) struct CrashTests {
-  @Test func killedImportsLeaveTheirListAbsentOrComplete() throws {
-    let folder = TemporaryDirectory()
-    defer { folder.remove() }
-    let path = folder.file("imports.sqlite")
-    let repository = try Repository(path: path)
+  @Test(arguments: TestEngine.tested)
+  func killedImportsLeaveTheirListAbsentOrComplete(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    let folder = database.folder
+    defer { database.remove() }
+    let path = database.location
+    let repository = try database.openRepository()
     var random = SeededGenerator(seed: testSeed(61))
+    // PostgreSQL's triggers make an import slower: fewer items, fewer rounds.
+    let (items, rounds) = engine == .sqlite ? (20000, scaled(25)) : (4000, scaled(15))
 
-    // How long one import of 20,000 items takes here, to spread the kill points over it.
+    // How long one import takes here, to spread the kill points over it.
     let started = Date()
-    let timing = try Worker(stressBinary, ["import", path, "timing", "20000"], folder: folder)
+    let timing = try Worker(stressBinary, ["import", path, "timing", "\(items)"], folder: folder)
     timing.wait()
     #expect(timing.lines == ["begin", "committed"], "\(timing.errors)")
     let duration = Date().timeIntervalSince(started)
 
     var outcomes: [String: Int] = [:]
-    for round in 0..<scaled(25) {
+    for round in 0..<rounds {
       let name = "import \(round)"
-      let worker = try Worker(stressBinary, ["import", path, name, "20000"], folder: folder)
+      let application = "killed-import-\(round)"
+      let worker = try Worker(
+        stressBinary,
+        ["import", database.location(applicationName: application), name, "\(items)"],
+        folder: folder)
       pause(Double.random(in: 0...(duration * 1.2), using: &random))
       worker.kill()
+      try waitForSessionsToEnd(database, applicationName: application)
       let lines = worker.lines
       let summary = try repository.lists().first { $0.name == name }
       if lines.contains("committed") {
-        #expect(summary?.itemCount == 20000 && summary?.sectionCount == 10, "round \(round)")
+        #expect(summary?.itemCount == items && summary?.sectionCount == 10, "round \(round)")
         outcomes["after commit", default: 0] += 1
       } else if let summary {
         // Killed between the commit and its report: the list must be whole.
-        #expect(summary.itemCount == 20000 && summary.sectionCount == 10, "round \(round)")
+        #expect(summary.itemCount == items && summary.sectionCount == 10, "round \(round)")
         outcomes["committed, unreported", default: 0] += 1
       } else {
         outcomes[lines.isEmpty ? "before starting" : "during the transaction", default: 0] += 1
@@ -51,15 +60,17 @@ import Testing
     if let survivor = try repository.lists().first(where: { $0.name.hasPrefix("import") }) {
       let array = try repository.list(survivor.name, metadata: RawJSON.self, item: RawJSON.self)
         .observe()
-      #expect(array.sections.reduce(0) { $0 + $1.items.count } == 20000)
+      #expect(array.sections.reduce(0) { $0 + $1.items.count } == items)
     }
   }
 
-  @Test func killedMovesLeaveTheListBeforeOrAfterTheInterruptedMove() throws {
-    let folder = TemporaryDirectory()
-    defer { folder.remove() }
-    let path = folder.file("moves.sqlite")
-    let repository = try Repository(path: path)
+  @Test(arguments: TestEngine.tested)
+  func killedMovesLeaveTheListBeforeOrAfterTheInterruptedMove(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    let folder = database.folder
+    defer { database.remove() }
+    let path = database.location
+    let repository = try database.openRepository()
     let contents = (0..<10).map { section in
       (
         metadata: "{\"header\":\"S\(section)\",\"footer\":null}",
@@ -76,10 +87,14 @@ import Testing
     var random = SeededGenerator(seed: testSeed(62))
     var interrupted = 0
     for round in 0..<scaled(30) {
+      let application = "killed-moves-\(round)"
       let worker = try Worker(
-        stressBinary, ["moves", path, "moves", "400", "\(round)"], folder: folder)
+        stressBinary,
+        ["moves", database.location(applicationName: application), "moves", "400", "\(round)"],
+        folder: folder)
       pause(Double.random(in: 0.005...0.15, using: &random))
       worker.kill()
+      try waitForSessionsToEnd(database, applicationName: application)
       var pending: (id: Int64, section: Int, row: Int)?
       for line in worker.lines {
         let parts = line.split(separator: " ")

@@ -1,5 +1,8 @@
 import Foundation
 import ListStore
+import ListStorePostgreSQL
+import PostgreSQLKit
+import PostgresTestSupport
 import TestSupport
 import Testing
 
@@ -50,8 +53,13 @@ final class Worker {
 }
 
 /// The item ids of every section of list `name`, in order, read afresh.
-func itemIDs(_ path: String, list name: String) throws -> [[Int64]] {
-  let list = try Repository(path: path).list(name, metadata: RawJSON.self, item: RawJSON.self)
+/// - Parameters:
+///   - location: A SQLite file or a PostgreSQL connection string.
+///   - name: The list's name.
+/// - Returns: The ids, section by section.
+/// - Throws: ``ListStoreError`` when the list cannot be read.
+func itemIDs(_ location: String, list name: String) throws -> [[Int64]] {
+  let list = try Repository.open(location).list(name, metadata: RawJSON.self, item: RawJSON.self)
   return try list.storedSections().map { $0.items.map(\.id) }
 }
 
@@ -70,3 +78,22 @@ let canMount: Bool = {
   _ = try? run("/bin/umount", [folder.path])
   return true
 }()
+
+/// Waits until the server has ended every session of the processes that ran with
+/// `applicationName` (no-op for SQLite): a killed client's transaction is over — rolled
+/// back, or committed when its `COMMIT` had reached the server — only once its session
+/// is gone. Polls `pg_stat_activity` (external state), with a bound.
+func waitForSessionsToEnd(_ database: TestDatabase, applicationName: String) throws {
+  guard database.engine == .postgresql else { return }
+  let admin = try PGConnection(database.location)
+  let gone = try pollUntil {
+    try admin.scalarInt64(
+      "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", applicationName) == 0
+  }
+  if !gone { throw TestFailure("the sessions of \(applicationName) did not end") }
+}
+
+/// Waits until a worker has printed at least one line (its file is external state).
+func waitForFirstLine(_ worker: Worker) -> Bool {
+  pollUntil { !worker.lines.isEmpty }
+}

@@ -1,12 +1,14 @@
 // Workloads for the reliability tests, run as separate processes so that a test can
-// kill them at any moment or run several at once. Every line is written (unbuffered)
-// right after the transaction it reports committed, or right before one begins.
+// kill them at any moment or run several at once. DB is a SQLite file or a PostgreSQL
+// connection string. Every line is written (unbuffered) right after the transaction it
+// reports committed, or right before one begins.
 //
 //   liststore-stress import DB LIST COUNT          one transaction of COUNT items
 //   liststore-stress moves DB LIST COUNT SEED      COUNT moves, one transaction each
 //   liststore-stress writer DB LIST NAME COUNT SEED   random writes on its own items
 import FoundationEssentials
 import ListStore
+import ListStorePostgreSQL
 
 #if canImport(Glibc)
   import Glibc
@@ -41,7 +43,7 @@ guard arguments.count >= 4 else {
 let count = Int(arguments[3]) ?? 0
 
 do {
-  let repository = try Repository(path: arguments[1])
+  let repository = try Repository.open(arguments[1])
   switch arguments[0] {
   case "import":
     let sections = (0..<10).map { section in
