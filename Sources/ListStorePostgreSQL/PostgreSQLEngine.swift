@@ -168,6 +168,8 @@ final class Listener: ChangeWatch, @unchecked Sendable {
     while !stopped.load(ordering: .acquiring) {
       do {
         let connection = try PGConnection(engine.connectionString)
+        // Named, so that an administrator can tell it among the sessions.
+        try connection.execute("SET application_name = 'liststore listener'")
         try connection.listen("liststore")
         let probe = PostgreSQLDatabase(connection)
         if lost {

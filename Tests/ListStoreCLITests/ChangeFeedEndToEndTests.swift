@@ -14,7 +14,6 @@ import Testing
 /// snapshot must give what `show --json` prints.
 @Suite struct ChangeFeedEndToEndTests {
   /// Deadlocks the writers met (PostgreSQL's known issue), for the test to report.
-  static let deadlocks = Atomic<Int>(0)
 
   typealias Section = Observable2DArraySection<SectionMetadata, RawJSON>
 
@@ -99,15 +98,6 @@ import Testing
       }
     }
     #expect(failures.withLock { $0 }.isEmpty, "\(engine) seed \(seed): \(failures.withLock { $0 })")
-    let deadlocked = Self.deadlocks.exchange(0, ordering: .relaxed)
-    if deadlocked > 0 {
-      withKnownIssue(
-        "PostgreSQL: a foreign writer's row lock taken before the writers' lock deadlocks with ListStore's writes (CommitOrderTests)",
-        isIntermittent: true
-      ) {
-        Issue.record("\(deadlocked) deadlocks between writers")
-      }
-    }
 
     // Everyone converges on the database.
     repository.synchronizeObservers()
@@ -216,11 +206,6 @@ import Testing
         .insertionOutOfRange,
         .sectionInsertionOutOfRange:
         return
-      case .server(_, let message) where message.contains("deadlock detected"):
-        // The schema's known deadlock between a foreign writer's row lock and this
-        // writer's lock (see CommitOrderTests): counted, reported as a known issue.
-        Self.deadlocks.add(1, ordering: .relaxed)
-        return
       default: throw error
       }
     }
@@ -254,10 +239,6 @@ import Testing
     default: arguments = ["section", "set", "mix", "\(section)", "--footer", "cli \(step)"]
     }
     let result = try liststore(arguments, database: path)
-    if result.status == 1 && result.stderr.contains("deadlock detected") {
-      Self.deadlocks.add(1, ordering: .relaxed)
-      return
-    }
     // Status 1 when another writer got there first (an index out of range); never a crash.
     guard result.status == 0 || (result.status == 1 && result.stderr.hasPrefix("error: ")) else {
       throw ProcessFailure(description: "\(arguments): \(result)")
@@ -300,13 +281,7 @@ import Testing
       }
     }
     let script = "BEGIN;\n" + statements.joined(separator: ";\n") + ";\nCOMMIT;"
-    var result = try database.shell(script)
-    // A foreign client retries a transaction the server chose as a deadlock's victim
-    // (40P01), as PostgreSQL asks; the deadlock itself is the schema's known issue.
-    for _ in 0..<5 where result.status != 0 && result.stderr.contains("deadlock detected") {
-      Self.deadlocks.add(1, ordering: .relaxed)
-      result = try database.shell(script)
-    }
+    let result = try database.shell(script)
     guard result.status == 0 else { throw ProcessFailure(description: "shell: \(result)") }
   }
 

@@ -97,15 +97,12 @@ import Testing
     try expectExact(recorder, database, list: "race")
   }
 
-  /// A foreign statement locks its row before its trigger asks for the writers' lock,
-  /// which a ListStore write holds from its start: when that write then touches the
-  /// same row, each waits for the other. Both should succeed, one after the other.
-  ///
-  /// Known issue: the schema takes the writers' lock in AFTER ROW triggers, after the
-  /// row is locked, so PostgreSQL detects a deadlock (after `deadlock_timeout`, 1 s)
-  /// and aborts one of the two; a ListStore write that is the victim fails with
-  /// "deadlock detected". Taking the lock in a BEFORE … FOR EACH STATEMENT trigger on
-  /// `lists`, `sections` and `items`, before any row is locked, would remove it.
+  /// A foreign statement must take the writers' lock before it locks any row: a
+  /// ListStore write holds that lock from its start, and when it then touches the row
+  /// the foreign statement wants, both succeed, one after the other — no deadlock.
+  /// (The schema's BEFORE … FOR EACH STATEMENT triggers take the lock; AFTER ROW ones,
+  /// as first written, took it after the row lock, and PostgreSQL aborted one of the
+  /// two after `deadlock_timeout`.)
   @Test func aForeignRowLockAndARepositoryWriteDoNotDeadlock() throws {
     let database = try freshDatabase()
     defer { database.remove() }
@@ -130,7 +127,7 @@ import Testing
       }
     }
     try holding.wait()
-    // F: a foreign update of the same item: it locks the row, then waits for W's lock.
+    // F: a foreign update of the same item: it waits for W's lock before the row.
     let foreignPID = Mutex<Int32>(0)
     let foreign = BackgroundThread { () throws -> Void in
       let db = try PGConnection(database.location)
@@ -149,9 +146,7 @@ import Testing
     var failures: [String] = []
     do { try writer.join() } catch { failures.append("ListStore's write: \(error)") }
     do { try foreign.join() } catch { failures.append("the foreign write: \(error)") }
-    withKnownIssue("the writers' lock is taken after the row lock: PostgreSQL reports a deadlock") {
-      for failure in failures { Issue.record("\(failure)") }
-    }
+    #expect(failures.isEmpty, "\(failures)")
     // Whatever committed, the observer ends equal to the database.
     #expect(try waitUntilExact(recorder, database, list: "race"))
     try expectExact(recorder, database, list: "race")
