@@ -125,3 +125,71 @@ import Testing
     #expect(fileBytes(path) == before)
   }
 }
+
+/// Upgrading a database of schema version 2, which let foreign clients store ids of 0
+/// and below, reuse ids, and store malformed or non-text positions.
+@Suite struct VersionThreeMigrationTests {
+  let folder = TemporaryDirectory()
+
+  /// A version-2 database as an older ListStore left it, with what older rules let in.
+  func makeVersionTwo(_ path: String) throws {
+    let db = try Connection(path: path)
+    defer { db.close() }
+    for migration in Migrator.migrations where migration.version <= 2 {
+      try db.execute(migration.sql)
+    }
+    try db.execute(
+      """
+      PRAGMA user_version = 2;
+      PRAGMA application_id = \(Migrator.applicationID);
+      INSERT INTO lists(id, name) VALUES (0, 'zero'), (4, 'four');
+      INSERT INTO sections(id, list_id, position, metadata) VALUES
+        (0, 0, 'a0', '"S0"'), (-2, 0, 'a1', '"S-2"'), (7, 4, 'a0', '"S7"');
+      INSERT INTO items(id, section_id, position, value) VALUES
+        (0, 0, 'a0', '"zero"'), (-3, 0, CAST('a1' AS BLOB), '"blob"'),
+        (8, 7, 'a0', '"eight"'), (9, 7, '~', '"tilde"'), (10, 7, 5, '"five"'),
+        (11, 7, 'a5', '"a5"'), (12, -2, 'a0', '"in S-2"'), (20, 7, 'a7', '"deleted later"');
+      DELETE FROM items WHERE id = 20;
+      """)
+  }
+
+  @Test func keepsEveryRowAndIdAndTheLogAndRepairsWhatItNoLongerAccepts() throws {
+    defer { folder.remove() }
+    let path = folder.file("v2.sqlite")
+    try makeVersionTwo(path)
+    let log = try Connection(path: path).scalarInt64("SELECT count(*) FROM changes")
+    // The order each list had, by value, before the upgrade (SQLite's ORDER BY position).
+    let before = try ListContents.read(list: "four", path: path)
+
+    let repository = try Repository(path: path)
+    let db = try Connection(path: path, mode: .readOnly)
+    #expect(try db.scalarInt64("PRAGMA user_version") == Int64(Migrator.latestVersion))
+    let problems = try repository.check()
+    #expect(problems.isEmpty, "\(problems)")
+    // Positive ids keep their rows; the log is kept (and grew by the repaired keys).
+    #expect(try ListContents.read(list: "four", path: path)?.sections.map(\.id) == [7])
+    let four = try #require(try ListContents.read(list: "four", path: path))
+    #expect(four.sections[0].items.map(\.id) == before?.sections[0].items.map(\.id))
+    #expect(four.sections[0].items.map(\.value) == before?.sections[0].items.map(\.value))
+    let logNow = try db.scalarInt64("SELECT count(*) FROM changes") ?? 0
+    #expect(logNow > log ?? 0)
+    // Ids of 0 and below got fresh ones, above every id ever used (20 was deleted),
+    // and their children followed them.
+    let zero = try #require(try ListContents.read(list: "zero", path: path))
+    #expect(zero.sections.map(\.metadata) == ["\"S0\"", "\"S-2\""])
+    #expect(zero.sections.allSatisfy { $0.id > 7 })
+    #expect(zero.sections[0].items.map(\.value) == ["\"zero\"", "\"blob\""])
+    #expect(zero.sections[0].items.allSatisfy { $0.id > 20 })
+    #expect(zero.sections[1].items.map(\.value) == ["\"in S-2\""])
+    let lowestList = try db.scalarInt64("SELECT min(id) FROM lists") ?? 0
+    #expect(lowestList > 0)
+    // Every key is a key now, and new rows get ids never used before.
+    var keys: [String] = []
+    try db.prepare("SELECT position FROM items UNION ALL SELECT position FROM sections")
+      .forEachRow { keys.append($0.string(at: 0)) }
+    #expect(keys.allSatisfy(PositionKey.isValid), "\(keys)")
+    let list = try repository.list("four", metadata: RawJSON.self, item: RawJSON.self)
+    let id = try list.appendItem(RawJSON("\"new\""), toSection: 0)
+    #expect(id > zero.sections.flatMap { $0.items.map(\.id) }.max() ?? 0)
+  }
+}
