@@ -19,6 +19,7 @@ let package = Package(
     .library(name: "SQLiteKit", targets: ["SQLiteKit"]),
     .library(name: "PostgreSQLKit", targets: ["PostgreSQLKit"]),
     .library(name: "ListStorePostgreSQL", targets: ["ListStorePostgreSQL"]),
+    .library(name: "ListStorePostgreSQLTesting", targets: ["ListStorePostgreSQLTesting"]),
     .executable(name: "liststore", targets: ["liststore"]),
   ],
   targets: [
@@ -67,6 +68,12 @@ let package = Package(
       swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
+    // ListStoreTesting for PostgreSQL (for test targets): a throwaway server the test
+    // process starts itself, and a fresh database per test cloned from a migrated template.
+    // Its own product, so that tests of SQLite alone never link libpq.
+    .target(
+      name: "ListStorePostgreSQLTesting",
+      dependencies: ["ListStore", "ListStoreTesting", "ListStorePostgreSQL", "PostgreSQLKit"]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.
@@ -91,10 +98,11 @@ let package = Package(
       name: "liststore-stress", dependencies: ["ListStore", "ListStorePostgreSQL"],
       path: "Tests/Stress"),
 
-    // A throwaway PostgreSQL server per test process, one database per test.
+    // The throwaway PostgreSQL server (from ListStorePostgreSQLTesting), the `.postgres`
+    // trait, and threads and signals for the PostgreSQL tests.
     .target(
       name: "PostgresTestSupport",
-      dependencies: ["PostgreSQLKit"],
+      dependencies: ["PostgreSQLKit", "ListStorePostgreSQLTesting"],
       path: "Tests/PostgresTestSupport"
     ),
     // Shared helpers; `TestEngine` runs a contract test on SQLite and on PostgreSQL.
@@ -131,6 +139,10 @@ let package = Package(
       ]),
     // ListStoreTesting used the way a user's test target uses it: only its public API.
     .testTarget(name: "ListStoreTestingTests", dependencies: ["ListStoreTesting", "ListStore"]),
+    // ListStorePostgreSQLTesting used the same way: only its public API and ListStore's.
+    .testTarget(
+      name: "ListStorePostgreSQLTestingTests",
+      dependencies: ["ListStorePostgreSQLTesting", "ListStoreTesting", "ListStore"]),
     // Every Swift block of README.md, compiled and run in a package of its own.
     .testTarget(name: "ReadmeTests"),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// The benchmark harness of issue 7: `swift run -c release --package-path Benchmarks
+// The benchmark harness of issues 7 and 11: `swift run -c release --package-path Benchmarks
 // liststore-bench [--quick] [--json FILE] [--only B1,B3]`. See BENCHMARKS.md.
 let package = Package(
   name: "ListStoreBenchmarks",
@@ -17,11 +17,22 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"])]
     ),
+    // Raw libpq for the PostgreSQL baselines (B9, B10); not named CLibPQ, the root's module.
+    .systemLibrary(
+      name: "CLibPQBench",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"])]
+    ),
     .executableTarget(
       name: "liststore-bench",
       dependencies: [
         "CSQLiteBench",
+        "CLibPQBench",
         .product(name: "ListStore", package: "ListStore"),
+        .product(name: "ListStorePostgreSQL", package: "ListStore"),
+        // The throwaway server B8–B10 start themselves.
+        .product(name: "ListStorePostgreSQLTesting", package: "ListStore"),
+        .product(name: "PostgreSQLKit", package: "ListStore"),
         .product(name: "Observable2D", package: "ListStore"),
         .product(name: "ReactiveCore", package: "ListStore"),
       ]

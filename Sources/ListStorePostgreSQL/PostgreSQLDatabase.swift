@@ -15,6 +15,9 @@ final class PostgreSQLDatabase: DatabaseConnection {
   /// the same key.
   static let writerLock: Int64 = 4_992_855_103_141_254_223
 
+  /// Opens a write transaction and takes ``writerLock`` in it.
+  static let beginWrite = "BEGIN; SELECT pg_advisory_xact_lock(\(writerLock))"
+
   /// PostgreSQL's SQL where it differs from SQLite's.
   static let dialect = SQLDialect(
     engine: .postgresql, checkedJSONParameter: "?",
@@ -61,9 +64,10 @@ final class PostgreSQLDatabase: DatabaseConnection {
     case .read:
       try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     case .write:
-      try connection.execute("BEGIN")
+      // One round trip for both (a simple query of two statements): a single-item write
+      // makes five, and this was one of them (B10 in BENCHMARKS.md).
       do {
-        try connection.query("SELECT pg_advisory_xact_lock($1)", Self.writerLock)
+        try connection.execute(Self.beginWrite)
       } catch {
         rollback()
         throw error

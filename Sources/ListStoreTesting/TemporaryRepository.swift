@@ -26,13 +26,11 @@ import ReactiveCore
 /// Each temporary repository is independent of every other, so tests that each use their
 /// own may run in parallel.
 public final class TemporaryRepository: Sendable {
-  /// Where a temporary repository's database comes from.
-  ///
-  /// This is the seam for other engines: a PostgreSQL engine will give each test a
-  /// database of its own, created from a migrated template database on the server
-  /// (`CREATE DATABASE … TEMPLATE …`) and dropped by ``TemporaryRepository/remove()``.
-  /// It can live in the PostgreSQL side's own module, so that SQLite users never need
-  /// libpq: a `TemporaryDatabaseProvider` there, and a static `Engine` member that wraps it.
+  /// Where a temporary repository's database comes from: ``sqlite`` here, and
+  /// `.postgresql` in the product `ListStorePostgreSQLTesting` (a database of its own for
+  /// each test on a throwaway PostgreSQL server, cloned from a migrated template with
+  /// `CREATE DATABASE … TEMPLATE …` and dropped by ``TemporaryRepository/remove()``), which
+  /// is separate so that tests of SQLite alone never link libpq.
   public struct Engine: Sendable {
     let provider: any TemporaryDatabaseProvider
 
@@ -58,6 +56,10 @@ public final class TemporaryRepository: Sendable {
   @TaskLocal public static var current: TemporaryRepository?
 
   /// Makes a fresh repository, with the lists of `lists` in it.
+  ///
+  /// With `engine` `.sqlite` (the default) it is a SQLite file in a new temporary folder;
+  /// with `.postgresql` (from `ListStorePostgreSQLTesting`), a new database on a
+  /// throwaway PostgreSQL server that the test process starts on first use.
   /// - Parameters:
   ///   - lists: Lists to create, from the JSON that `liststore export` writes.
   ///   - engine: Where the database comes from; SQLite by default.
@@ -84,7 +86,8 @@ public final class TemporaryRepository: Sendable {
     self.folder = folder
   }
 
-  /// The database file (for the SQLite engine), for another connection or process.
+  /// Where the database is, for another connection or process: the SQLite file, or the
+  /// PostgreSQL connection string; `Repository.open(path)` opens either.
   public var path: String { repository.path }
 
   /// Stops every observation of the repository and deletes its database and folder.

@@ -60,17 +60,21 @@ extension Trait where Self == TemporaryRepositoryTrait {
   }
 
   /// A fresh ``TemporaryRepository`` for each test, as ``TemporaryRepository/current``,
-  /// holding the lists of `lists`.
+  /// holding the lists of `lists`, on the engine `engine`.
   ///
   /// ```swift
   /// @Test(.temporaryRepository(lists: [.json(#"{"list": "cities", "sections": [{"header": "Cities", "items": ["Paris"]}]}"#)]))
   /// ```
+  ///
+  /// `ListStorePostgreSQLTesting` adds the engine `.postgresql`:
+  /// `.temporaryRepository(engine: .postgresql)` gives each test a database of its own on a
+  /// throwaway PostgreSQL server.
   /// - Parameters:
   ///   - lists: Lists to create in each repository, from `liststore export` JSON.
   ///   - engine: Where the databases come from; SQLite by default.
   /// - Returns: The trait.
   public static func temporaryRepository(
-    lists: [ListFixture], engine: TemporaryRepository.Engine = .sqlite
+    lists: [ListFixture] = [], engine: TemporaryRepository.Engine = .sqlite
   ) -> Self {
     TemporaryRepositoryTrait(lists: lists, engine: engine)
   }

@@ -2,16 +2,6 @@ import Foundation
 import Synchronization
 import Testing
 
-extension Trait where Self == ConditionTrait {
-  /// Runs the tests only where a PostgreSQL server can be started, or where
-  /// `LISTSTORE_REQUIRE_POSTGRES=1` makes its absence a failure; else skips them with
-  /// the install command.
-  public static var postgres: Self {
-    .enabled(
-      if: TestPostgresServer.testsEnabled, Comment(rawValue: TestPostgresServer.skipComment))
-  }
-}
-
 /// A failure of the test's own making.
 public struct TestFailure: Error, CustomStringConvertible {
   /// What went wrong.

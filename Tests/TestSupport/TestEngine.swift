@@ -80,7 +80,7 @@ public final class TestDatabase: Sendable {
   }
 
   /// A fresh ListStore database on `server`, cloned from a template migrated once per
-  /// server and locale.
+  /// server and locale (``TestPostgresServer/makeListStoreDatabase(icuLocale:)``).
   /// - Parameters:
   ///   - server: The server; the shared one, or one of the test's own.
   ///   - icuLocale: An ICU locale for the database's default collation.
@@ -89,21 +89,10 @@ public final class TestDatabase: Sendable {
   public static func make(on server: TestPostgresServer, icuLocale: String? = nil) throws
     -> TestDatabase
   {
-    let templateName =
-      "liststore_template"
-      + (icuLocale.map { "_icu_" + $0 } ?? "")
-      .replacingOccurrences(of: "-", with: "_").lowercased()
-    let template = try server.makeTemplate(templateName, icuLocale: icuLocale) { _ in
-      // Migrated by ListStore itself; the repository's connection is closed when it goes.
-      _ = try Repository(url: server.connectionString(database: templateName))
-    }
-    let location = try server.makeDatabase(template: template, icuLocale: icuLocale)
-    guard let name = location.split(separator: " ").first(where: { $0.hasPrefix("dbname=") })
-    else { throw TestFailure("no dbname in \(location)") }
+    let database = try server.makeListStoreDatabase(icuLocale: icuLocale)
     return TestDatabase(
-      engine: .postgresql, location: location, folder: TemporaryDirectory(),
-      name: String(name.dropFirst(7)),
-      server: server)
+      engine: .postgresql, location: database.connectionString, folder: TemporaryDirectory(),
+      name: database.name, server: server)
   }
 
   /// Opens a repository on it, as an application would.

@@ -76,6 +76,9 @@ struct Row: Encodable {
   var details: [String: Double] = [:]
   /// Why the measurement failed to run, if it did.
   var error: String?
+  /// Why the measurement was not run, if it was not (such as PostgreSQL's server programs
+  /// missing); not a failure.
+  var skipped: String?
 }
 
 /// How the harness runs.
@@ -89,6 +92,13 @@ struct Options {
   var b2Sizes: [Int]?
   /// Items inserted by B1 instead of the default (for profiling a reduced run).
   var b1Items: Int?
+  /// Items appended by B9 instead of the default.
+  var b9Items: Int?
+  /// List sizes for B10 instead of the defaults.
+  var b10Sizes: [Int]?
+  /// Whether B10 also counts the statements the server ran per write, with
+  /// `pg_stat_statements` (loaded into the server for the whole run).
+  var countStatements = false
 }
 
 /// Runs `warmups` unmeasured rounds and then `runs` measured rounds of a subject and its

@@ -16,6 +16,8 @@ struct Report: Encodable {
     var cpu: String
     var cores: Int
     var sqlite: String
+    /// libpq's version (the server's is the same major version, from Debian's packages).
+    var libpq: String = ""
     /// `/proc/loadavg` when the run started and when it ended: other work on the
     /// machine shows here.
     var loadAverage: [String] = []
@@ -31,13 +33,17 @@ struct Report: Encodable {
     var notes: [String] = []
     for row in rows {
       let result =
-        row.error != nil ? "ERROR" : row.pass.map { $0 ? "PASS" : "MISS" } ?? "—"
+        row.error != nil
+        ? "ERROR"
+        : row.skipped != nil ? "SKIPPED" : row.pass.map { $0 ? "PASS" : "MISS" } ?? "—"
       lines.append(
         "| \(row.id) | \(row.name) | \(figure(row.value, row.unit)) | "
           + "\(figure(row.baseline, row.unit)) | \(row.ratio.map { format($0) + " ×" } ?? "—") | "
           + "\(row.target.isEmpty ? "—" : row.target) | \(result) |")
       if let error = row.error {
         notes.append("* \(row.id) \(row.name): **error**: \(error)")
+      } else if let skipped = row.skipped {
+        notes.append("* \(row.id) \(row.name): **skipped**: \(skipped)")
       } else if !row.note.isEmpty {
         notes.append("* \(row.id) \(row.name): \(row.note)")
       }

@@ -1,3 +1,4 @@
+import CLibPQBench
 import CSQLiteBench
 import FoundationEssentials
 
@@ -6,11 +7,13 @@ import FoundationEssentials
 #endif
 
 /// `liststore-bench [--quick] [--json FILE] [--only B1,B3] [--cli PATH]`: the benchmarks
-/// of issue 7, each beside its baseline; see BENCHMARKS.md.
+/// of issues 7 (B1–B7, SQLite) and 11 (B8–B10, PostgreSQL), each beside its baseline; see
+/// BENCHMARKS.md.
 enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
-    + "[--b1-items N] [--b2-sizes 1000,1000000]"
+    + "[--b1-items N] [--b2-sizes 1000,1000000] [--b9-items N] [--b10-sizes 1000,1000000] "
+    + "[--pg-statements]"
 
   static let benchmarks: [(id: String, run: @Sendable (Options, String) throws -> [Row])] = [
     ("B1", InsertBenchmark.run),
@@ -20,10 +23,13 @@ enum Main {
     ("B5", DiffBenchmark.run),
     ("B6", ReactiveBenchmark.run),
     ("B7", CLIBenchmark.run),
+    ("B8", PostgresCrossProcessBenchmark.run),
+    ("B9", PostgresInsertBenchmark.run),
+    ("B10", PostgresObserveBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {
-    // Hidden modes: the children of B3 and B4.
+    // Hidden modes: the children of B3, B4 and B8.
     do {
       switch arguments.first {
       case "--writer":
@@ -31,6 +37,9 @@ enum Main {
         return 0
       case "--load-child":
         try LoadBenchmark.childMain(Array(arguments.dropFirst()))
+        return 0
+      case "--pg-writer":
+        try PostgresCrossProcessBenchmark.writerMain(Array(arguments.dropFirst()))
         return 0
       default: break
       }
@@ -65,6 +74,15 @@ enum Main {
         let sizes = list.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
         options.b2Sizes = sizes
+      case "--b9-items":
+        guard let count = rest.popFirst().flatMap({ Int($0) }), count >= 10 else { return nil }
+        options.b9Items = count
+      case "--b10-sizes":
+        guard let list = rest.popFirst() else { return nil }
+        let sizes = list.split(separator: ",").compactMap { Int($0) }
+        guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
+        options.b10Sizes = sizes
+      case "--pg-statements": options.countStatements = true
       case "--only":
         guard let list = rest.popFirst() else { return nil }
         let ids = Set(list.split(separator: ",").map { $0.uppercased() })
@@ -100,6 +118,8 @@ enum Main {
       printError(" \(format(Double(monotonicNanoseconds() - start) / 1e9)) s\n")
     }
     var machine = Report.currentMachine(sqlite: String(cString: sqlite3_libversion()))
+    let libpq = Int(PQlibVersion())
+    machine.libpq = "\(libpq / 10_000).\(libpq % 10_000)"
     machine.loadAverage = [loadAtStart, Report.loadAverage()]
     let report = Report(
       mode: options.quick ? "quick" : "full", commit: commit(), machine: machine,
