@@ -8,6 +8,7 @@ struct NeedsReload: Error {
 }
 
 /// What a batch of log entries did to one observed list.
+@usableFromInline
 enum ListUpdate {
   /// Rows changed: apply this changeset (never empty), whose metadata and values are
   /// still the stored JSON text.
@@ -33,6 +34,7 @@ enum ListUpdate {
 ///
 /// It is not generic: metadata and values stay JSON text here (the observer decodes
 /// the few that changed), so this code is compiled once, for concrete types.
+@usableFromInline
 struct ListChanges {
   let listID: Int64
   let db: any DatabaseConnection
@@ -45,6 +47,16 @@ struct ListChanges {
   }
 
   private typealias Current = CurrentRow
+
+  /// What `entries` did to list `listID`, reading rows through `db`; brings `mirror` up
+  /// to date. Throws ``NeedsReload`` when the mirror and the log disagree.
+  @usableFromInline
+  static func update(
+    listID: Int64, db: any DatabaseConnection, mirror: inout ListMirror,
+    entries: ArraySlice<ChangeLogEntry>
+  ) throws -> ListUpdate? {
+    try ListChanges(listID: listID, db: db).update(mirror: &mirror, entries: entries)
+  }
 
   func update(
     mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
