@@ -18,6 +18,7 @@ final class FeedObserver: @unchecked Sendable {
   private let needsReadBody: () -> Bool
   private let stageBody:
     (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () -> Void
+  private let discardBody: () -> Void
   private let finishBody: (ListStoreError?) -> Void
   private let deliverBody: () -> Void
 
@@ -27,12 +28,14 @@ final class FeedObserver: @unchecked Sendable {
     stage:
       @escaping (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () ->
       Void,
-    finish: @escaping (ListStoreError?) -> Void, deliver: @escaping () -> Void
+    discard: @escaping () -> Void, finish: @escaping (ListStoreError?) -> Void,
+    deliver: @escaping () -> Void
   ) {
     seqBody = seq
     isAliveBody = isAlive
     needsReadBody = needsRead
     stageBody = stage
+    discardBody = discard
     finishBody = finish
     deliverBody = deliver
   }
@@ -54,6 +57,10 @@ final class FeedObserver: @unchecked Sendable {
   ) -> () -> Void {
     stageBody(entries, lastSeq, horizon, db)
   }
+
+  /// Undoes what the last ``stage(entries:lastSeq:horizon:db:)`` prepared, whose state
+  /// was not committed; nothing when there is nothing staged.
+  func discard() { discardBody() }
 
   /// Queues the end of the observation, failing with `error`, or completing when it is
   /// `nil`; nothing is staged any more.
@@ -266,7 +273,13 @@ final class ChangeFeed: Sendable {
       // they were, and read again once it is committed.
       var failure: (any Error)?
       do { installs = try stage(live, db: db) } catch { failure = error }
-      try commit()
+      do {
+        try commit()
+      } catch {
+        // Not committed: the observers are where they were.
+        for observer in live { observer.discard() }
+        throw error
+      }
       // Committed: the staged state is the database's now.
       for install in installs { install() }
       if let failure { failed(failure, observers: live) }

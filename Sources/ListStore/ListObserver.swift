@@ -40,6 +40,8 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   @usableFromInline var array: MutableObservable2DArray<Metadata, Item>?
   /// The array, for delivering without the feed's lock.
   @usableFromInline weak var weakArray: MutableObservable2DArray<Metadata, Item>?
+  /// The edits the last staging made to `mirror`, until its work is installed or discarded.
+  @usableFromInline var stagedEdits: ListMirror.Journal?
   @usableFromInline var needsFullReload = false
   @usableFromInline var retryPending = false
   @usableFromInline var finished = false
@@ -70,7 +72,8 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     FeedObserver(
       seq: { self.seq }, isAlive: { self.isAlive }, needsRead: { self.needsRead },
       stage: { self.stage(entries: $0, lastSeq: $1, horizon: $2, db: $3) },
-      finish: { self.finish(failing: $0) }, deliver: { self.deliver() })
+      discard: { self.discardStaged() }, finish: { self.finish(failing: $0) },
+      deliver: { self.deliver() })
   }
 
   /// Whether the observation is still wanted: its array is referenced by someone
@@ -159,28 +162,52 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
 
   /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
   /// through `db`, which sees the state the entries lead to; `horizon` is how far the
-  /// log was pruned. Changes nothing yet: the returned closure, called once that state
-  /// is committed, applies it to the array (queuing its event).
+  /// log was pruned. Changes nothing the array shows yet: the returned closure, called
+  /// once that state is committed, applies it to the array (queuing its event); when the
+  /// state is not committed, ``discardStaged()`` undoes the staging instead.
+  ///
+  /// The mirror is brought up to date in place, its edits noted so that they can be
+  /// undone: a copy of it would make the first edit of each touched list copy its chunk,
+  /// a cost that grows with the list.
   @inlinable
   func stage(
     entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
   )
     -> () -> Void
   {
+    discardStaged()
     guard !finished else { return {} }
     guard !needsFullReload, seq >= horizon else { return stagedReload(db: db, lastSeq: lastSeq) }
-    var mirror = self.mirror
+    var edits = ListMirror.Journal()
     var work: [Pending] = []
     do {
-      switch try ListChanges.update(listID: listID, db: db, mirror: &mirror, entries: entries) {
+      switch try ListChanges.update(
+        listID: listID, db: db, mirror: &mirror, journal: &edits, entries: entries)
+      {
       case .changes(let changeset)?: work.append(.changes(try typed(changeset)))
       case .deleted?: work.append(.deleted)
       case nil: break
       }
     } catch {
+      mirror.undo(edits)
       return staged(after: error, db: db, lastSeq: lastSeq)
     }
-    return installing(work, mirror: mirror, lastSeq: lastSeq)
+    stagedEdits = edits
+    return {
+      self.stagedEdits = nil
+      self.seq = lastSeq
+      self.retryPending = false
+      self.install(work)
+    }
+  }
+
+  /// Undoes the edits of a staging whose state was not committed: the observer is where
+  /// it was before it.
+  @inlinable
+  func discardStaged() {
+    guard let edits = stagedEdits else { return }
+    stagedEdits = nil
+    mirror.undo(edits)
   }
 
   /// The closure that makes staged work the observer's state.
