@@ -3,32 +3,71 @@ import ReactiveCore
 import SQLiteKit
 import Synchronization
 
-/// One observed list, as the feed drives it.
+/// One observed list, as the feed drives it: its typed observer's operations, as closures
+/// made where the list's `Metadata` and `Item` are concrete (``ListObserver/feedObserver()``),
+/// so that this feed, which is not generic, runs them compiled for those types.
 ///
-/// Every requirement but ``deliver()`` is used only with the feed's state lock held,
-/// which orders all of them; ``deliver()`` runs after the lock is released and only
-/// asks the observer's array, which is thread-safe, to deliver what was queued.
-protocol FeedObserver: AnyObject, Sendable {
+/// `@unchecked Sendable`, for the reason ``ListObserver`` is: every operation but
+/// ``deliver()`` is used only with the feed's state lock held, which orders all of them;
+/// ``deliver()`` runs after the lock is released and only asks the observer's array, which
+/// is thread-safe, to deliver what was queued. The closures are set once, in `init`.
+@usableFromInline
+final class FeedObserver: @unchecked Sendable {
+  private let seqBody: () -> Int64
+  private let isAliveBody: () -> Bool
+  private let needsReadBody: () -> Bool
+  private let stageBody:
+    (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () -> Void
+  private let discardBody: () -> Void
+  private let finishBody: (ListStoreError?) -> Void
+  private let deliverBody: () -> Void
+
+  @usableFromInline
+  init(
+    seq: @escaping () -> Int64, isAlive: @escaping () -> Bool, needsRead: @escaping () -> Bool,
+    stage:
+      @escaping (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () ->
+      Void,
+    discard: @escaping () -> Void, finish: @escaping (ListStoreError?) -> Void,
+    deliver: @escaping () -> Void
+  ) {
+    seqBody = seq
+    isAliveBody = isAlive
+    needsReadBody = needsRead
+    stageBody = stage
+    discardBody = discard
+    finishBody = finish
+    deliverBody = deliver
+  }
+
   /// The last log entry this observer applied.
-  var seq: Int64 { get }
+  var seq: Int64 { seqBody() }
   /// Whether anyone still listens; the feed forgets observers that do not.
-  var isAlive: Bool { get }
+  var isAlive: Bool { isAliveBody() }
   /// Whether it must read even when the log has nothing new: to reload after its
   /// array disagreed with the store, or to retry after a transient failure.
-  var needsRead: Bool { get }
+  var needsRead: Bool { needsReadBody() }
+
   /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
   /// through `db`, which sees the state the entries lead to; `horizon` is how far the
   /// log was pruned. Changes nothing yet: the returned closure, called once that state
   /// is committed, applies it to the observer's array (queuing its event).
   func stage(
     entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
-  )
-    -> () -> Void
+  ) -> () -> Void {
+    stageBody(entries, lastSeq, horizon, db)
+  }
+
+  /// Undoes what the last ``stage(entries:lastSeq:horizon:db:)`` prepared, whose state
+  /// was not committed; nothing when there is nothing staged.
+  func discard() { discardBody() }
+
   /// Queues the end of the observation, failing with `error`, or completing when it is
   /// `nil`; nothing is staged any more.
-  func finish(failing error: ListStoreError?)
+  func finish(failing error: ListStoreError?) { finishBody(error) }
+
   /// Delivers the queued events to the observer's subscribers.
-  func deliver()
+  func deliver() { deliverBody() }
 }
 
 /// The change feed of one repository: the observers of its lists, its own
@@ -57,7 +96,7 @@ final class ChangeFeed: Sendable {
   /// Touched only while `state` is locked.
   private nonisolated(unsafe) let connection: any DatabaseConnection
   /// Touched only while `state` is locked.
-  private nonisolated(unsafe) var observers: [ObjectIdentifier: any FeedObserver] = [:]
+  private nonisolated(unsafe) var observers: [ObjectIdentifier: FeedObserver] = [:]
   /// How many observers are registered, for writes that check without the lock.
   private let observerCount = Atomic<Int>(0)
   /// The log entry through which every observer has been brought up to date; -1 when
@@ -122,7 +161,7 @@ final class ChangeFeed: Sendable {
   /// - Returns: What `make` returns besides the observer.
   func register<Result>(
     _ make: (any DatabaseConnection) throws -> (
-      observer: any FeedObserver, seq: Int64, result: Result
+      observer: FeedObserver, seq: Int64, result: Result
     )
   ) throws -> Result {
     var outcome: Swift.Result<(Result, Int64), any Error>?
@@ -169,8 +208,8 @@ final class ChangeFeed: Sendable {
   }
 
   /// The observers still wanted; forgets the others. Call with `state` locked.
-  private func liveObservers() -> [any FeedObserver] {
-    var live: [any FeedObserver] = []
+  private func liveObservers() -> [FeedObserver] {
+    var live: [FeedObserver] = []
     for (key, observer) in observers {
       if observer.isAlive { live.append(observer) } else { observers[key] = nil }
     }
@@ -197,7 +236,7 @@ final class ChangeFeed: Sendable {
   }
 
   /// Delivers the events staged for `observers`; call with no lock held.
-  func deliver(_ observers: [any FeedObserver]) {
+  func deliver(_ observers: [FeedObserver]) {
     for observer in observers { observer.deliver() }
   }
 
@@ -216,7 +255,7 @@ final class ChangeFeed: Sendable {
   /// observe lists or read freely.
   /// - Throws: What `commit` throws; nothing is applied then.
   func committing(db: any DatabaseConnection, _ commit: () throws -> Void) throws
-    -> [any FeedObserver]
+    -> [FeedObserver]
   {
     guard observerCount.load(ordering: .acquiring) > 0 else {
       try commit()
@@ -234,7 +273,13 @@ final class ChangeFeed: Sendable {
       // they were, and read again once it is committed.
       var failure: (any Error)?
       do { staged = try stage(live, db: db) } catch { failure = error }
-      try commit()
+      do {
+        try commit()
+      } catch {
+        // Not committed: the observers are where they were.
+        for observer in live { observer.discard() }
+        throw error
+      }
       // Committed: the staged state is the database's now.
       for work in staged { work.install() }
       let ended = failure.map { failed($0, observers: live) } ?? false
@@ -245,13 +290,13 @@ final class ChangeFeed: Sendable {
 
   /// One observer's staged work: applied, once committed, by `install`.
   private struct Staged {
-    var observer: any FeedObserver
+    var observer: FeedObserver
     var install: () -> Void
   }
 
   /// Stages every observer's changes from the log entries after its position, read
   /// through `db` inside its transaction. Call with `state` locked.
-  private func stage(_ live: [any FeedObserver], db: any DatabaseConnection) throws -> [Staged] {
+  private func stage(_ live: [FeedObserver], db: any DatabaseConnection) throws -> [Staged] {
     let rowsBefore = db.rowsRead
     var slowest = Int64.max
     var recovering = false
@@ -287,7 +332,7 @@ final class ChangeFeed: Sendable {
   /// Handles a failure to read the log: a transient one is retried, any other ends the
   /// observations with it. Call with `state` locked.
   /// - Returns: Whether the observations ended (their end is then to be delivered).
-  private func failed(_ error: any Error, observers live: [any FeedObserver]) -> Bool {
+  private func failed(_ error: any Error, observers live: [FeedObserver]) -> Bool {
     let error = engine.userError(error, busyTimeout: busyTimeout)
     if error.isTransient {
       readAgain = true
@@ -312,7 +357,7 @@ final class ChangeFeed: Sendable {
     for _ in 0..<Self.roundsPerRefresh {
       // Only observers that had something to apply deliver: a refresh that found
       // nothing new never delivers another thread's events.
-      let touched = state.withLock { _ -> [any FeedObserver] in
+      let touched = state.withLock { _ -> [FeedObserver] in
         let live = liveObservers()
         guard !live.isEmpty else { return [] }
         readAgain = false

@@ -9,6 +9,7 @@ import SQLiteKit
 
 /// One row of the `changes` table: a row of `lists`, `sections` or `items` that a
 /// committed transaction inserted, updated or deleted.
+@usableFromInline
 struct ChangeLogEntry: Sendable, Equatable {
   enum Kind: Int64, Sendable {
     case list = 0

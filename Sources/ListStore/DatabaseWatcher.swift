@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -39,17 +38,21 @@ final class DatabaseWatcher: Sendable {
       let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE)
       if descriptor >= 0, inotify_add_watch(descriptor, folder.isEmpty ? "." : folder, mask) >= 0 {
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
-        // A burst of writes (a busy writer commits every few dozen microseconds) is
-        // handled once: the check runs a moment after the first event, and events
-        // that arrive meanwhile join it, so the watcher does not compete with the
-        // writer for the database's locks on every commit.
-        let pending = Atomic<Bool>(false)
+        // A burst of writes (a busy writer commits every few dozen microseconds, each
+        // commit several writes to the WAL) is handled once: the check runs a moment
+        // after the first event, and until then the source is suspended, so that the
+        // burst's other events wake no thread (the kernel queues and merges them; the
+        // resumed source reads them). The watcher then neither competes with the writer
+        // for the database's locks nor for the processor on every commit.
+        // Suspended and resumed only by these handlers, which run on `queue`, one at a time.
+        let suspendable = UncheckedSendableBox(source)
         source.setEventHandler {
-          guard Self.drain(descriptor, matching: watched),
-            !pending.exchange(true, ordering: .acquiringAndReleasing)
-          else { return }
+          guard Self.drain(descriptor, matching: watched) else { return }
+          suspendable.value.suspend()
           queue.asyncAfter(deadline: .now() + .milliseconds(1)) {
-            pending.store(false, ordering: .releasing)
+            suspendable.value.resume()
+            // Cancelled meanwhile: `cancel()` promised no callback after it returned.
+            guard !suspendable.value.isCancelled else { return }
             onChange()
           }
         }
@@ -104,7 +107,12 @@ final class DatabaseWatcher: Sendable {
             let nameBytes = bytes[start..<min(start + nameLength, count)].prefix { $0 != 0 }
             return (nameLength, String(decoding: nameBytes, as: UTF8.self))
           }
-          if names.contains(name) { relevant = true }
+          // Events dropped because the queue overflowed may have named the database.
+          let overflowed = buffer.withUnsafeBytes { bytes in
+            bytes.loadUnaligned(fromByteOffset: offset, as: inotify_event.self).mask
+              & UInt32(IN_Q_OVERFLOW) != 0
+          }
+          if overflowed || names.contains(name) { relevant = true }
           offset += header + length
         }
       }

@@ -8,6 +8,7 @@ struct NeedsReload: Error {
 }
 
 /// What a batch of log entries did to one observed list.
+@usableFromInline
 enum ListUpdate {
   /// Rows changed: apply this changeset (never empty), whose metadata and values are
   /// still the stored JSON text.
@@ -33,6 +34,7 @@ enum ListUpdate {
 ///
 /// It is not generic: metadata and values stay JSON text here (the observer decodes
 /// the few that changed), so this code is compiled once, for concrete types.
+@usableFromInline
 struct ListChanges {
   let listID: Int64
   let db: any DatabaseConnection
@@ -46,8 +48,21 @@ struct ListChanges {
 
   private typealias Current = CurrentRow
 
+  /// What `entries` did to list `listID`, reading rows through `db`; brings `mirror` up
+  /// to date, in place, noting every edit in `journal`. Throws ``NeedsReload`` when the
+  /// mirror and the log disagree (`mirror` may then be partly edited: undo `journal`).
+  @usableFromInline
+  static func update(
+    listID: Int64, db: any DatabaseConnection, mirror: inout ListMirror,
+    journal: inout ListMirror.Journal, entries: ArraySlice<ChangeLogEntry>
+  ) throws -> ListUpdate? {
+    try ListChanges(listID: listID, db: db).update(
+      mirror: &mirror, journal: &journal, entries: entries)
+  }
+
   func update(
-    mirror: inout ListMirror, entries: some Sequence<ChangeLogEntry>
+    mirror: inout ListMirror, journal: inout ListMirror.Journal,
+    entries: some Sequence<ChangeLogEntry>
   ) throws -> ListUpdate? {
     var listTouched = false
     var sectionOrder: [Int64] = []
@@ -119,7 +134,7 @@ struct ListChanges {
         } else if current.json.mirrorHash != mirror.sections[index].hash {
           changeset.updatedSections.append(
             .init(index: index, id: id, metadata: current.json))
-          mirror.sections[index].hash = current.json.mirrorHash
+          mirror.setSectionHash(at: index, to: current.json.mirrorHash, journal: &journal)
         }
       case (nil, nil):
         break
@@ -165,7 +180,9 @@ struct ListChanges {
               at: IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index]),
               id: id,
               value: current.json))
-          mirror.items[place.section]?[place.index].hash = current.json.mirrorHash
+          mirror.setItemHash(
+            section: place.section, at: place.index, to: current.json.mirrorHash,
+            journal: &journal)
         }
       case (nil, nil):
         break
@@ -193,43 +210,49 @@ struct ListChanges {
 
     // Bring the mirror to the new state: removals first, then insertions by key.
     for removal in removals.sorted(by: { ($0.section, $0.index) > ($1.section, $1.index) }) {
-      _ = mirror.items[removal.section]?.removeEntry(at: removal.index)
+      mirror.removeItem(section: removal.section, at: removal.index, journal: &journal)
     }
     for id in deletedSections.union(movedSections.map { $0.id }) {
       if let index = mirror.sections.ids.firstIndex(of: id) {
-        _ = mirror.sections.removeEntry(at: index)
+        mirror.removeSection(at: index, journal: &journal)
       }
-      if deletedSections.contains(id) { mirror.items[id] = nil }
+      if deletedSections.contains(id) { mirror.setItems(nil, ofSection: id, journal: &journal) }
     }
     var insertedItems: [Int64: ItemList<String>] = [:]
     for (id, current) in insertedSections {
       let (slots, values) = try itemsOfSection(id)
-      mirror.items[id] = slots
+      mirror.setItems(slots, ofSection: id, journal: &journal)
       insertedItems[id] = values
-      mirror.sections.insert(
+      mirror.insertSection(
         ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
-        at: ListMirror.lowerBound(current.key, in: mirror.sections))
+        journal: &journal)
     }
     for (id, current) in movedSections {
-      mirror.sections.insert(
+      mirror.insertSection(
         ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
-        at: ListMirror.lowerBound(current.key, in: mirror.sections))
+        journal: &journal)
     }
     for addition in additions {
-      let slot = ListMirror.Slot(key: addition.current.key, hash: addition.current.json.mirrorHash)
-      guard var list = mirror.items[addition.current.parent] else {
+      guard mirror.items[addition.current.parent] != nil else {
         throw NeedsReload(reason: "section \(addition.current.parent) is missing")
       }
-      mirror.items[addition.current.parent] = nil  // Keep the list uniquely referenced.
-      list.insert(slot, id: addition.id, at: ListMirror.lowerBound(slot.key, in: list))
-      mirror.items[addition.current.parent] = list
+      mirror.insertItem(
+        ListMirror.Slot(key: addition.current.key, hash: addition.current.json.mirrorHash),
+        id: addition.id, section: addition.current.parent, journal: &journal)
     }
 
-    // New indexes, now that the mirror is the new state.
+    // New indexes, now that the mirror is the new state: looked up one by one for a few
+    // (no table of every section for a single row), from a table for many.
+    let lookups = insertedSections.count + movedSections.count + additions.count
     var newSectionIndex: [Int64: Int] = [:]
-    for (index, id) in mirror.sections.ids.enumerated() { newSectionIndex[id] = index }
+    if lookups > 4 {
+      for (index, id) in mirror.sections.ids.enumerated() { newSectionIndex[id] = index }
+    }
     func newIndex(of section: Int64) throws -> Int {
-      guard let index = newSectionIndex[section] else {
+      guard
+        let index = lookups > 4
+          ? newSectionIndex[section] : mirror.sections.ids.firstIndex(of: section)
+      else {
         throw NeedsReload(reason: "section \(section) lost")
       }
       return index

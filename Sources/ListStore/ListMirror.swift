@@ -80,6 +80,102 @@ struct ListMirror {
     Self.index(of: id, key: key, in: sections)
   }
 
+  // MARK: - Edits that can be undone
+
+  /// One edit of a mirror, with what undoing it needs.
+  @usableFromInline
+  enum Edit {
+    case sectionHash(index: Int, old: Int)
+    case itemHash(section: Int64, index: Int, old: Int)
+    case removedItem(section: Int64, index: Int, id: Int64, slot: Slot)
+    case insertedItem(section: Int64, index: Int)
+    case removedSection(index: Int, id: Int64, slot: Slot)
+    case insertedSection(index: Int)
+    case replacedItems(section: Int64, old: ItemList<Slot>?)
+  }
+
+  /// The edits made to a mirror in place since a point, newest last, so that they can be
+  /// undone: an observer stages a batch on its own mirror, without copying it (a copy
+  /// would make the first edit of each touched list copy its chunk), and undoes the
+  /// batch when the write that staged it does not commit.
+  @usableFromInline
+  struct Journal {
+    @usableFromInline var edits: [Edit] = []
+
+    @inlinable
+    init() {}
+  }
+
+  mutating func setSectionHash(at index: Int, to hash: Int, journal: inout Journal) {
+    journal.edits.append(.sectionHash(index: index, old: sections[index].hash))
+    sections[index].hash = hash
+  }
+
+  /// Sets the hash of item `index` of `section`, which must exist.
+  mutating func setItemHash(section: Int64, at index: Int, to hash: Int, journal: inout Journal) {
+    guard let old = items[section]?[index].hash else { return }
+    journal.edits.append(.itemHash(section: section, index: index, old: old))
+    items[section]?[index].hash = hash
+  }
+
+  mutating func removeItem(section: Int64, at index: Int, journal: inout Journal) {
+    guard let removed = items[section]?.removeEntry(at: index) else { return }
+    journal.edits.append(
+      .removedItem(section: section, index: index, id: removed.id, slot: removed.value))
+  }
+
+  /// Inserts an item into `section`, which must exist, where its key sorts.
+  mutating func insertItem(_ slot: Slot, id: Int64, section: Int64, journal: inout Journal) {
+    guard var list = items[section] else { return }
+    items[section] = nil  // Keep the list uniquely referenced.
+    let index = Self.lowerBound(slot.key, in: list)
+    list.insert(slot, id: id, at: index)
+    items[section] = list
+    journal.edits.append(.insertedItem(section: section, index: index))
+  }
+
+  mutating func removeSection(at index: Int, journal: inout Journal) {
+    let removed = sections.removeEntry(at: index)
+    journal.edits.append(.removedSection(index: index, id: removed.id, slot: removed.value))
+  }
+
+  /// Inserts a section where its key sorts.
+  mutating func insertSection(_ slot: Slot, id: Int64, journal: inout Journal) {
+    let index = Self.lowerBound(slot.key, in: sections)
+    sections.insert(slot, id: id, at: index)
+    journal.edits.append(.insertedSection(index: index))
+  }
+
+  /// Sets (or, with `nil`, removes) the items of `section`.
+  mutating func setItems(_ list: ItemList<Slot>?, ofSection section: Int64, journal: inout Journal)
+  {
+    journal.edits.append(.replacedItems(section: section, old: items[section]))
+    items[section] = list
+  }
+
+  /// Undoes the edits of `journal`, newest first: the mirror is as it was before them.
+  @usableFromInline
+  mutating func undo(_ journal: Journal) {
+    for edit in journal.edits.reversed() {
+      switch edit {
+      case .sectionHash(let index, let old):
+        sections[index].hash = old
+      case .itemHash(let section, let index, let old):
+        items[section]?[index].hash = old
+      case .removedItem(let section, let index, let id, let slot):
+        items[section]?.insert(slot, id: id, at: index)
+      case .insertedItem(let section, let index):
+        items[section]?.removeEntry(at: index)
+      case .removedSection(let index, let id, let slot):
+        sections.insert(slot, id: id, at: index)
+      case .insertedSection(let index):
+        sections.removeEntry(at: index)
+      case .replacedItems(let section, let old):
+        items[section] = old
+      }
+    }
+  }
+
   /// The sections and items as `Int`-valued sections (hashes), for diffing by id.
   var hashedSections: [Observable2DArraySection<Int, Int>] {
     sections.entries.map { section in

@@ -7,15 +7,23 @@ import SQLiteKit
 /// the log entries after its position; it turns them into one changeset per batch
 /// and applies that to the array, which emits it.
 ///
+/// The feed is not generic: it drives the observer through ``feedObserver()``'s closures,
+/// made where `Metadata` and `Item` are concrete (``StoredList/observe(undecodable:)`` is
+/// inlinable, and so is this class's path from a log entry to the event), so that a write's
+/// staging, applying and delivering run compiled for the caller's types rather than through
+/// generic code that looks up type metadata at run time. Rarer paths (reloads, failures) are
+/// generic code of their own.
+///
 /// `@unchecked Sendable`: every stored `var` is only touched with the feed's state
 /// lock held, or before the observer is registered with the feed. ``deliver()``, which
 /// runs without that lock, reads only `weakArray`, a weak reference (thread-safe).
 @usableFromInline
-final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unchecked Sendable {
+final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable {
   @usableFromInline typealias Section = Observable2DArraySection<Metadata, Item>
 
   /// Work found by `stage`, applied by the closure it returns.
-  private enum Pending {
+  @usableFromInline
+  enum Pending {
     case changes(Changeset<Metadata, Item>)
     case replace([Section])
     case deleted
@@ -24,21 +32,24 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     case retry
   }
 
-  let listID: Int64
+  @usableFromInline let listID: Int64
   let name: String
-  private(set) var seq: Int64
-  private var mirror: ListMirror
+  @usableFromInline var seq: Int64
+  @usableFromInline var mirror: ListMirror
   /// Held while someone else holds the array or subscribes to it (see `isAlive`).
-  private var array: MutableObservable2DArray<Metadata, Item>?
+  @usableFromInline var array: MutableObservable2DArray<Metadata, Item>?
   /// The array, for delivering without the feed's lock.
-  private weak var weakArray: MutableObservable2DArray<Metadata, Item>?
-  private var needsFullReload = false
-  private var retryPending = false
-  private var finished = false
-  private let decodeItem: (UnsafeBufferPointer<UInt8>, Int64) throws -> Item
-  private let decodeMetadata: (UnsafeBufferPointer<UInt8>, Int64) throws -> Metadata
-  private let policy: UndecodableRowPolicy<Metadata, Item>
+  @usableFromInline weak var weakArray: MutableObservable2DArray<Metadata, Item>?
+  /// The edits the last staging made to `mirror`, until its work is installed or discarded.
+  @usableFromInline var stagedEdits: ListMirror.Journal?
+  @usableFromInline var needsFullReload = false
+  @usableFromInline var retryPending = false
+  @usableFromInline var finished = false
+  @usableFromInline let decodeItem: (UnsafeBufferPointer<UInt8>, Int64) throws -> Item
+  @usableFromInline let decodeMetadata: (UnsafeBufferPointer<UInt8>, Int64) throws -> Metadata
+  let policy: UndecodableRowPolicy<Metadata, Item>
 
+  @usableFromInline
   init(
     listID: Int64, name: String, seq: Int64, mirror: ListMirror,
     array: MutableObservable2DArray<Metadata, Item>, policy: UndecodableRowPolicy<Metadata, Item>
@@ -54,9 +65,21 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     decodeMetadata = policy.metadataDecoder()
   }
 
+  /// The observer as the feed drives it. Inlinable: the closures, made in the caller's
+  /// code, run this class's inlinable methods compiled for its `Metadata` and `Item`.
+  @inlinable
+  func feedObserver() -> FeedObserver {
+    FeedObserver(
+      seq: { self.seq }, isAlive: { self.isAlive }, needsRead: { self.needsRead },
+      stage: { self.stage(entries: $0, lastSeq: $1, horizon: $2, db: $3) },
+      discard: { self.discardStaged() }, finish: { self.finish(failing: $0) },
+      deliver: { self.deliver() })
+  }
+
   /// Whether the observation is still wanted: its array is referenced by someone
   /// besides this observer, or has subscribers (a binding keeps it going even when
   /// the program dropped the array itself).
+  @inlinable
   var isAlive: Bool {
     guard !finished, array != nil else { return false }
     if array?.hasSubscribers == true { return true }
@@ -66,6 +89,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     return array != nil
   }
 
+  @inlinable
   var needsRead: Bool { needsFullReload || retryPending }
 
   /// Reads list `listID` in one ordered pass: the decoded sections the array starts
@@ -136,43 +160,63 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     return (sections, mirror)
   }
 
+  /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
+  /// through `db`, which sees the state the entries lead to; `horizon` is how far the
+  /// log was pruned. Changes nothing the array shows yet: the returned closure, called
+  /// once that state is committed, applies it to the array (queuing its event); when the
+  /// state is not committed, ``discardStaged()`` undoes the staging instead.
+  ///
+  /// The mirror is brought up to date in place, its edits noted so that they can be
+  /// undone: a copy of it would make the first edit of each touched list copy its chunk,
+  /// a cost that grows with the list.
+  @inlinable
   func stage(
     entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
   )
     -> () -> Void
   {
+    discardStaged()
     guard !finished else { return {} }
-    var mirror = self.mirror
+    guard !needsFullReload, seq >= horizon else { return stagedReload(db: db, lastSeq: lastSeq) }
+    var edits = ListMirror.Journal()
     var work: [Pending] = []
     do {
-      if needsFullReload {
-        work += try reload(db: db, mirror: &mirror, diff: false)
-      } else if seq < horizon {
-        work += try reload(db: db, mirror: &mirror, diff: true)  // Fell behind the pruned log.
-      } else {
-        do {
-          switch try ListChanges(listID: listID, db: db).update(mirror: &mirror, entries: entries) {
-          case .changes(let changeset)?: work.append(.changes(try typed(changeset)))
-          case .deleted?: work.append(.deleted)
-          case nil: break
-          }
-        } catch is NeedsReload {
-          mirror = self.mirror
-          work += try reload(db: db, mirror: &mirror, diff: true)
-        }
+      switch try ListChanges.update(
+        listID: listID, db: db, mirror: &mirror, journal: &edits, entries: entries)
+      {
+      case .changes(let changeset)?: work.append(.changes(try typed(changeset)))
+      case .deleted?: work.append(.deleted)
+      case nil: break
       }
-    } catch let error as NeedsReload {
-      // The list changed under a reload's feet: read it whole on the next round.
-      _ = error
-      work = [.retry]
     } catch {
-      let error = ListStoreError(reading: error, path: "", busyTimeout: .zero)
-      work = [error.isTransient ? .retry : .failed(error)]
+      mirror.undo(edits)
+      return staged(after: error, db: db, lastSeq: lastSeq)
     }
+    stagedEdits = edits
+    return {
+      self.stagedEdits = nil
+      self.seq = lastSeq
+      self.retryPending = false
+      self.install(work)
+    }
+  }
+
+  /// Undoes the edits of a staging whose state was not committed: the observer is where
+  /// it was before it.
+  @inlinable
+  func discardStaged() {
+    guard let edits = stagedEdits else { return }
+    stagedEdits = nil
+    mirror.undo(edits)
+  }
+
+  /// The closure that makes staged work the observer's state.
+  @inlinable
+  func installing(_ work: [Pending], mirror: ListMirror, lastSeq: Int64) -> () -> Void {
     if case .retry? = work.first {
       return { self.retryPending = true }
     }
-    return { [mirror] in
+    return {
       self.mirror = mirror
       self.seq = lastSeq
       self.retryPending = false
@@ -180,8 +224,50 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     }
   }
 
+  /// ``stage(entries:lastSeq:horizon:db:)`` for an observer that reads the list whole: to
+  /// replace its array's state after it disagreed with the store, or, with a diff, after it
+  /// fell behind the pruned log.
+  @usableFromInline
+  func stagedReload(db: any DatabaseConnection, lastSeq: Int64) -> () -> Void {
+    var mirror = self.mirror
+    let work: [Pending]
+    do {
+      work = try reload(db: db, mirror: &mirror, diff: !needsFullReload)
+    } catch {
+      work = [Self.failure(error)]
+    }
+    return installing(work, mirror: mirror, lastSeq: lastSeq)
+  }
+
+  /// ``stage(entries:lastSeq:horizon:db:)`` after the log could not be applied: the mirror
+  /// disagrees with it (reload and diff), or reading failed.
+  @usableFromInline
+  func staged(after error: any Error, db: any DatabaseConnection, lastSeq: Int64) -> () -> Void {
+    var mirror = self.mirror
+    var work: [Pending]
+    if error is NeedsReload {
+      do {
+        work = try reload(db: db, mirror: &mirror, diff: true)
+      } catch {
+        work = [Self.failure(error)]
+      }
+    } else {
+      work = [Self.failure(error)]
+    }
+    return installing(work, mirror: mirror, lastSeq: lastSeq)
+  }
+
+  /// The work a failure leaves: read again later when it may pass (the list changed under a
+  /// reload's feet, the database was busy), else the end of the observation.
+  static func failure(_ error: any Error) -> Pending {
+    if error is NeedsReload { return .retry }
+    let error = ListStoreError(reading: error, path: "", busyTimeout: .zero)
+    return error.isTransient ? .retry : .failed(error)
+  }
+
   /// Applies staged work to the array, queuing its events.
-  private func install(_ work: [Pending]) {
+  @inlinable
+  func install(_ work: [Pending]) {
     guard let array else { return }
     for item in work {
       switch item {
@@ -194,16 +280,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
           needsFullReload = true
         }
       case .replace(let sections):
-        // Matched by id; values compared as not equal, so that no change is lost.
-        let changeset = Changeset.diffByID(
-          from: array.sections, to: sections, isEqual: { _, _ in false },
-          metadataIsEqual: { _, _ in false })
-        do {
-          if !changeset.isEmpty { try array.applyWithoutDelivering(changeset) }
-          needsFullReload = false
-        } catch {
-          needsFullReload = true
-        }
+        replace(array, with: sections)
       case .deleted:
         finish(failing: nil)
       case .failed(let error):
@@ -214,8 +291,24 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
     }
   }
 
+  /// Replaces the array's state with `sections`, read whole from the store.
+  @usableFromInline
+  func replace(_ array: MutableObservable2DArray<Metadata, Item>, with sections: [Section]) {
+    // Matched by id; values compared as not equal, so that no change is lost.
+    let changeset = Changeset.diffByID(
+      from: array.sections, to: sections, isEqual: { _, _ in false },
+      metadataIsEqual: { _, _ in false })
+    do {
+      if !changeset.isEmpty { try array.applyWithoutDelivering(changeset) }
+      needsFullReload = false
+    } catch {
+      needsFullReload = true
+    }
+  }
+
   /// A changeset of stored JSON text, with its metadata and values decoded.
-  private func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
+  @inlinable
+  func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
     try Self.converting(
       raw,
       metadata: { id, json in
@@ -230,7 +323,8 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
 
   /// `changeset` with its metadata and values replaced by `metadata(id, old)` and
   /// `item(id, old)`; indexes and ids stay.
-  private static func converting<OldMetadata, OldItem>(
+  @inlinable
+  static func converting<OldMetadata, OldItem>(
     _ changeset: Changeset<OldMetadata, OldItem>, metadata: (Int64, OldMetadata) throws -> Metadata,
     item: (Int64, OldItem) throws -> Item
   ) throws -> Changeset<Metadata, Item> {
@@ -316,10 +410,15 @@ final class ListObserver<Metadata: Codable, Item: Codable>: FeedObserver, @unche
       })
   }
 
+  /// Delivers the queued events to the array's subscribers; runs without the feed's lock.
+  @inlinable
   func deliver() {
     weakArray?.deliverPending()
   }
 
+  /// Queues the end of the observation, failing with `error`, or completing when it is
+  /// `nil`; nothing is staged any more.
+  @usableFromInline
   func finish(failing error: ListStoreError?) {
     guard !finished else { return }
     finished = true

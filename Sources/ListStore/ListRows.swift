@@ -229,7 +229,10 @@ struct ListRows {
   func deleteItem(id: Int64) throws {
     guard
       try db.run(
-        "DELETE FROM items WHERE id = ? AND section_id IN (SELECT id FROM sections WHERE list_id = ?)",
+        """
+        DELETE FROM items WHERE id = ?
+        AND EXISTS (SELECT 1 FROM sections s WHERE s.id = items.section_id AND s.list_id = ?)
+        """,
         id, listID) == 1
     else { throw ListStoreError.itemNotFound(id: id) }
   }
@@ -307,7 +310,8 @@ struct ListRows {
       try db.run(
         """
         UPDATE items SET value = \(stored(canonicalValues))
-        WHERE id = ? AND section_id IN (SELECT id FROM sections WHERE list_id = ?)
+        WHERE id = ?
+        AND EXISTS (SELECT 1 FROM sections s WHERE s.id = items.section_id AND s.list_id = ?)
         """, value, id, listID) == 1
     else { throw ListStoreError.itemNotFound(id: id) }
   }

@@ -195,12 +195,12 @@ public final class Repository: Sendable {
       return try connection.savepoint { try body(connection) }
     }
     let outcome = try lock.withLock {
-      _ throws -> (result: Result, observers: [any FeedObserver], feed: ChangeFeed?) in
+      _ throws -> (result: Result, observers: [FeedObserver], feed: ChangeFeed?) in
       if isReadOnly { throw ListStoreError.readOnly(path: path) }
       batchThread.store(thread, ordering: .releasing)
       defer { batchThread.store(0, ordering: .releasing) }
       try connection.begin(.write)
-      let outcome: (result: Result, observers: [any FeedObserver], feed: ChangeFeed?)
+      let outcome: (result: Result, observers: [FeedObserver], feed: ChangeFeed?)
       do {
         let result = try body(connection)
         // The feed as it is now: `body` may have started observing.

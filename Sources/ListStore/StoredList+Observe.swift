@@ -47,40 +47,72 @@ extension StoredList {
   /// - Returns: The array; keep a reference to it for as long as you observe.
   /// - Throws: ``ListStoreError/listNotFound(name:)``, ``ListStoreError/undecodable(_:)``
   ///   (with the default policy), or a storage error.
+  @inlinable
   public func observe(undecodable: UndecodableRowPolicy<Metadata, Item> = .fail)
     throws(ListStoreError) -> Observable2DArray<Metadata, Item>
   {
-    do {
-      return try repository.changeFeed().register(observer(undecodable: undecodable))
-    } catch {
-      throw ListStoreError(
-        reading: error, path: repository.path, busyTimeout: repository.busyTimeout)
-    }
+    // Inlinable, so that the observer is made, and runs, compiled for the caller's types.
+    try repository.register(observer(undecodable: undecodable))
   }
 }
 
 extension StoredList {
   /// Makes this list's observer and its array from the state `db` reads, for
   /// ``ChangeFeed/register(_:)``.
+  ///
+  /// Inlinable: the observer's ``ListObserver/feedObserver()`` is made here, in the caller's
+  /// code, where `Metadata` and `Item` are concrete.
+  @inlinable
   func observer(undecodable: UndecodableRowPolicy<Metadata, Item>) -> (any DatabaseConnection)
     throws -> (
-      observer: any FeedObserver, seq: Int64, result: Observable2DArray<Metadata, Item>
+      observer: FeedObserver, seq: Int64, result: Observable2DArray<Metadata, Item>
     )
   {
     let listID = id
     let name = name
     return { db in
-      guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
-        throw ListStoreError.listNotFound(name: name)
-      }
-      let seq = try ChangeLog.lastSeq(db: db)
-      let (sections, mirror) = try ListObserver<Metadata, Item>.load(
-        listID: listID, db: db, policy: undecodable)
+      let (seq, sections, mirror) = try ListObserver<Metadata, Item>.start(
+        listID: listID, name: name, db: db, policy: undecodable)
       let array = MutableObservable2DArray(sections)
       let observer = ListObserver(
         listID: listID, name: name, seq: seq, mirror: mirror, array: array, policy: undecodable)
-      return (observer, seq, array)
+      return (observer.feedObserver(), seq, array)
     }
+  }
+}
+
+extension Repository {
+  /// Registers the observer `make` makes with the change feed; the caller's errors in
+  /// users' words.
+  @usableFromInline
+  func register<Result>(
+    _ make: (any DatabaseConnection) throws -> (
+      observer: FeedObserver, seq: Int64, result: Result
+    )
+  ) throws(ListStoreError) -> Result {
+    do {
+      return try changeFeed().register(make)
+    } catch {
+      throw ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
+    }
+  }
+}
+
+extension ListObserver {
+  /// The position in the log and the state an observer of list `listID` starts from, read
+  /// through `db` in one transaction.
+  /// - Throws: ``ListStoreError/listNotFound(name:)``, or what reading throws.
+  @usableFromInline
+  static func start(
+    listID: Int64, name: String, db: any DatabaseConnection,
+    policy: UndecodableRowPolicy<Metadata, Item>
+  ) throws -> (seq: Int64, sections: [Section], mirror: ListMirror) {
+    guard try db.scalarInt64("SELECT 1 FROM lists WHERE id = ?", listID) != nil else {
+      throw ListStoreError.listNotFound(name: name)
+    }
+    let seq = try ChangeLog.lastSeq(db: db)
+    let (sections, mirror) = try load(listID: listID, db: db, policy: policy)
+    return (seq, sections, mirror)
   }
 }
 

@@ -13,10 +13,100 @@ extension Changeset {
   /// - Parameter old: The state before the batch.
   /// - Throws: ``Observable2DArrayError/invalidChangeset(rule:message:)`` naming the first broken
   ///   rule and the entry that broke it.
-  /// - Complexity: O(*s* + *k* log *n*) for *s* sections and *k* entries over *n* items; it never
-  ///   walks the items.
+  /// - Complexity: O(*k* log *n*) for a changeset of *k* ≤ 8 item entries (and updated
+  ///   sections) that inserts, deletes and moves no section; otherwise O(*s* + *k* log *n*) for
+  ///   *s* sections. It never walks the items.
+  @inlinable
   public func validate(against old: [Section]) throws(Observable2DArrayError) {
+    if isCertainlyValid(against: old) { return }
+    try validateFully(against: old)
+  }
+
+  /// The general validation, which names the first broken rule.
+  @usableFromInline
+  package func validateFully(against old: [Section]) throws(Observable2DArrayError) {
     _ = try checkedSectionMap(against: old)
+  }
+
+  /// The largest number of item entries (plus updated sections) that
+  /// ``isCertainlyValid(against:)`` checks pairwise.
+  @inlinable
+  static var quickCheckLimit: Int { 8 }
+
+  /// Whether the changeset certainly obeys the rules ``validate(against:)`` checks, checked in O(*k²* + *k* log
+  /// *n*) for its *k* entries, whatever the number of sections: the check of the store's
+  /// single-row changesets. It answers only for small changesets that leave the sections in
+  /// place (no section inserted, deleted or moved), where the new state's sections are the old
+  /// ones; for any other changeset, and for any that breaks a rule, it returns `false` and
+  /// ``validate(against:)`` runs the general check, which names the broken rule. It never
+  /// accepts what the general check refuses (a property test compares both).
+  @inlinable
+  package func isCertainlyValid(against old: [Section]) -> Bool {
+    guard deletedSections.isEmpty, insertedSections.isEmpty, movedSections.isEmpty else {
+      return false
+    }
+    let oldClaims = deletedItems.count + movedItems.count + updatedItems.count
+    let newClaims = insertedItems.count + movedItems.count
+    guard oldClaims + newClaims + updatedSections.count <= Self.quickCheckLimit else {
+      return false
+    }
+    let sectionCount = old.count
+    // Updated sections: in bounds, with their ids, each named once.
+    for position in updatedSections.indices {
+      let index = updatedSections[position].index
+      guard index >= 0, index < sectionCount, old[index].id == updatedSections[position].id
+      else { return false }
+      for earlier in 0..<position where updatedSections[earlier].index == index { return false }
+    }
+    // Old rows (deleted, moved from, updated): in bounds, with their ids, each named once.
+    // Sections stay where they are, so a row's section is the same index in both states.
+    for claim in 0..<oldClaims {
+      let (path, id) = oldClaim(claim)
+      guard path.count == 2 else { return false }
+      let section = path[0]
+      let row = path[1]
+      guard section >= 0, section < sectionCount, row >= 0, row < old[section].items.count,
+        old[section].items.id(at: row) == id
+      else { return false }
+      for earlier in 0..<claim where oldClaim(earlier).path == path { return false }
+    }
+    // New rows (inserted, moved to): in bounds of their section's count after the batch
+    // (rule 4: before, minus the rows deleted or moved out, plus those inserted or moved in),
+    // each named once.
+    for claim in 0..<newClaims where newClaim(claim).count != 2 { return false }
+    for claim in 0..<newClaims {
+      let path = newClaim(claim)
+      let section = path[0]
+      let row = path[1]
+      guard section >= 0, section < sectionCount, row >= 0 else { return false }
+      var count = old[section].items.count
+      for entry in deletedItems where entry.at[0] == section { count -= 1 }
+      for entry in movedItems where entry.from[0] == section { count -= 1 }
+      for entry in insertedItems where entry.at[0] == section { count += 1 }
+      for entry in movedItems where entry.to[0] == section { count += 1 }
+      guard row < count else { return false }
+      for earlier in 0..<claim where newClaim(earlier) == path { return false }
+    }
+    return true
+  }
+
+  /// The `index`th index path of the old state the changeset names: its deleted items, then
+  /// the items it moves (where from), then its updated items; with the id it gives there.
+  @inlinable
+  func oldClaim(_ index: Int) -> (path: IndexPath, id: Int64) {
+    if index < deletedItems.count { return (deletedItems[index].at, deletedItems[index].id) }
+    let moved = index - deletedItems.count
+    if moved < movedItems.count { return (movedItems[moved].from, movedItems[moved].id) }
+    let updated = moved - movedItems.count
+    return (updatedItems[updated].at, updatedItems[updated].id)
+  }
+
+  /// The `index`th index path of the new state the changeset names: its inserted items, then
+  /// the items it moves (where to).
+  @inlinable
+  func newClaim(_ index: Int) -> IndexPath {
+    index < insertedItems.count
+      ? insertedItems[index].at : movedItems[index - insertedItems.count].to
   }
 
   /// Applies the changeset to `old` by the normative algorithm of the changeset contract.
@@ -52,6 +142,23 @@ extension Changeset {
     // now; setting them first gives the same result as setting them by id at the end.
     for update in updatedSections { sections[update.index].metadata = update.metadata }
     for update in updatedItems { sections[update.at[0]].items[update.at[1]] = update.value }
+
+    // The store's usual batch: one item removed, added or moved, sections in place. The
+    // general steps below do the same with their sorting and bookkeeping.
+    if deletedSections.isEmpty && insertedSections.isEmpty && movedSections.isEmpty
+      && deletedItems.count + insertedItems.count + movedItems.count <= 1
+    {
+      if let deletion = deletedItems.first {
+        sections[deletion.at[0]].items.removeEntry(at: deletion.at[1])
+      } else if let insertion = insertedItems.first {
+        sections[insertion.at[0]].items.insert(
+          insertion.value, id: insertion.id, at: insertion.at[1])
+      } else if let move = movedItems.first {
+        sections[move.from[0]].items.removeEntry(at: move.from[1])
+        sections[move.to[0]].items.insert(move.value, id: move.id, at: move.to[1])
+      }
+      return
+    }
 
     var removals = [(section: Int, row: Int)]()
     removals.reserveCapacity(deletedItems.count + movedItems.count)

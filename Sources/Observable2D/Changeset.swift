@@ -33,6 +33,7 @@ public struct Changeset<Metadata, Item> {
     /// - Parameters:
     ///   - index: The section's index in the old state.
     ///   - id: The section's stable id.
+    @inlinable
     public init(index: Int, id: Int64) {
       self.index = index
       self.id = id
@@ -59,6 +60,7 @@ public struct Changeset<Metadata, Item> {
     ///   - id: The section's stable id.
     ///   - metadata: The section's metadata.
     ///   - items: All the section's items, with their ids.
+    @inlinable
     public init(index: Int, id: Int64, metadata: Metadata, items: ItemList<Item>) {
       self.index = index
       self.id = id
@@ -73,11 +75,13 @@ public struct Changeset<Metadata, Item> {
     ///   - id: The section's stable id.
     ///   - metadata: The section's metadata.
     ///   - items: All the section's items, as `(id, value)` pairs.
+    @inlinable
     public init(index: Int, id: Int64, metadata: Metadata, items: [(id: Int64, value: Item)]) {
       self.init(index: index, id: id, metadata: metadata, items: ItemList(entries: items))
     }
 
     /// The inserted section as a value.
+    @inlinable
     public var section: Section { Section(id: id, metadata: metadata, items: items) }
   }
 
@@ -102,6 +106,7 @@ public struct Changeset<Metadata, Item> {
     ///   - to: The section's index in the new state.
     ///   - id: The section's stable id.
     ///   - metadata: The section's metadata in the new state.
+    @inlinable
     public init(from: Int, to: Int, id: Int64, metadata: Metadata) {
       self.from = from
       self.to = to
@@ -125,6 +130,7 @@ public struct Changeset<Metadata, Item> {
     ///   - index: The section's index in the old state.
     ///   - id: The section's stable id.
     ///   - metadata: The section's new metadata.
+    @inlinable
     public init(index: Int, id: Int64, metadata: Metadata) {
       self.index = index
       self.id = id
@@ -145,6 +151,7 @@ public struct Changeset<Metadata, Item> {
     /// - Parameters:
     ///   - at: The item's index path in the old state.
     ///   - id: The item's stable id.
+    @inlinable
     public init(at: IndexPath, id: Int64) {
       self.at = at
       self.id = id
@@ -167,6 +174,7 @@ public struct Changeset<Metadata, Item> {
     ///   - at: The item's index path in the new state.
     ///   - id: The item's stable id.
     ///   - value: The item's value.
+    @inlinable
     public init(at: IndexPath, id: Int64, value: Item) {
       self.at = at
       self.id = id
@@ -194,6 +202,7 @@ public struct Changeset<Metadata, Item> {
     ///   - to: The item's index path in the new state.
     ///   - id: The item's stable id.
     ///   - value: The item's value in the new state.
+    @inlinable
     public init(from: IndexPath, to: IndexPath, id: Int64, value: Item) {
       self.from = from
       self.to = to
@@ -217,6 +226,7 @@ public struct Changeset<Metadata, Item> {
     ///   - at: The item's index path in the old state.
     ///   - id: The item's stable id.
     ///   - value: The item's new value.
+    @inlinable
     public init(at: IndexPath, id: Int64, value: Item) {
       self.at = at
       self.id = id
@@ -252,6 +262,7 @@ public struct Changeset<Metadata, Item> {
   ///   - insertedItems: Items that appear (new index paths).
   ///   - movedItems: Items that moved (old to new index paths).
   ///   - updatedItems: Items whose value changed (old index paths).
+  @inlinable
   public init(
     deletedSections: [DeletedSection] = [],
     insertedSections: [InsertedSection] = [],
@@ -273,6 +284,7 @@ public struct Changeset<Metadata, Item> {
   }
 
   /// Whether every field is empty; an empty changeset is never emitted.
+  @inlinable
   public var isEmpty: Bool {
     deletedSections.isEmpty && insertedSections.isEmpty && movedSections.isEmpty
       && updatedSections.isEmpty && deletedItems.isEmpty && insertedItems.isEmpty
@@ -280,6 +292,7 @@ public struct Changeset<Metadata, Item> {
   }
 
   /// The number of entries over all fields (an inserted section counts once).
+  @inlinable
   public var entryCount: Int {
     deletedSections.count + insertedSections.count + movedSections.count
       + updatedSections.count + deletedItems.count + insertedItems.count + movedItems.count

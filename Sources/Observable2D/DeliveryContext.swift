@@ -10,6 +10,7 @@
 /// A mutation waits for its event to be delivered by whichever thread is delivering,
 /// except on a thread that is itself delivering: there, waiting could wait for itself
 /// or, across two arrays, for a thread that waits for it.
+@usableFromInline
 enum DeliveryContext {
   /// The thread-specific slot holding the current thread's delivery depth.
   private static let key: pthread_key_t = {
@@ -20,13 +21,21 @@ enum DeliveryContext {
   }()
 
   /// Whether the current thread is inside a delivery.
+  @usableFromInline
   static var isDelivering: Bool { pthread_getspecific(key) != nil }
 
-  /// Runs `body` with the current thread marked as delivering.
-  static func delivering<Result>(_ body: () throws -> Result) rethrows -> Result {
+  /// Marks the current thread as delivering, one level deeper; returns the depth to give
+  /// ``leave(_:)`` when the delivery ends.
+  @usableFromInline
+  static func enter() -> Int {
     let depth = Int(bitPattern: pthread_getspecific(key))
     pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth + 1))
-    defer { pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth)) }
-    return try body()
+    return depth
+  }
+
+  /// Ends a delivery begun with ``enter()``, which returned `depth`.
+  @usableFromInline
+  static func leave(_ depth: Int) {
+    pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth))
   }
 }

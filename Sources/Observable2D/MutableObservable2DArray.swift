@@ -24,7 +24,7 @@ import ReactiveCore
 /// event, say) is still held, in which case the touched chunk and the chunk table are copied.
 public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<Metadata, Item> {
   /// Serializes mutations; held while a batch's closure runs.
-  private let writer = Locked(())
+  @usableFromInline let writer = Locked(())
 
   /// Creates an array with `sections`; sections and items with id `0` get fresh ids.
   ///
@@ -272,30 +272,24 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   /// ``deliverPending()`` (on this thread or another). A store applies changesets
   /// while holding its own lock this way, then delivers after releasing it, so that
   /// no observer runs while the store's lock is held.
+  ///
+  /// Inlinable, so that a store applying its changesets runs it compiled for its concrete
+  /// `Metadata` and `Item`.
+  @inlinable
   package func applyWithoutDelivering(_ changeset: Changeset<Metadata, Item>)
     throws(Observable2DArrayError)
   {
     try writer.withLock { _ throws(Observable2DArrayError) in
       try state.withLock { state throws(Observable2DArrayError) in
         try changeset.validate(against: state.sections)
-        var identified = changeset
         // Only sections and items without an id yet need the editor's fresh ids.
         let needsIDs =
           changeset.insertedSections.contains { section in
             section.id == 0 || section.items.ids.contains(0)
           } || changeset.insertedItems.contains { $0.id == 0 }
+        var identified = changeset
         if needsIDs {
-          var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: state.nextID)
-          for index in identified.insertedSections.indices {
-            let inserted = identified.insertedSections[index]
-            let section = editor.identified(inserted.section)
-            identified.insertedSections[index].id = section.id
-            identified.insertedSections[index].items = section.items
-          }
-          for index in identified.insertedItems.indices {
-            identified.insertedItems[index].id = editor.identify(identified.insertedItems[index].id)
-          }
-          state.nextID = editor.nextID
+          Self.assignFreshIDs(to: &identified, nextID: &state.nextID)
         } else {
           // Fresh ids made later must stay above the explicit ones.
           var highest = state.nextID - 1
@@ -312,6 +306,22 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
         Self.enqueue(identified, in: &state)
       }
     }
+  }
+
+  /// Gives the sections and items `changeset` inserts with id `0` fresh ids, from `nextID` on.
+  @usableFromInline
+  static func assignFreshIDs(to changeset: inout Changeset<Metadata, Item>, nextID: inout Int64) {
+    var editor = Observable2DArrayEditor<Metadata, Item>(sections: [], nextID: nextID)
+    for index in changeset.insertedSections.indices {
+      let inserted = changeset.insertedSections[index]
+      let section = editor.identified(inserted.section)
+      changeset.insertedSections[index].id = section.id
+      changeset.insertedSections[index].items = section.items
+    }
+    for index in changeset.insertedItems.indices {
+      changeset.insertedItems[index].id = editor.identify(changeset.insertedItems[index].id)
+    }
+    nextID = editor.nextID
   }
 
   /// Replaces the whole state, emitting either the changeset of a diff or, without

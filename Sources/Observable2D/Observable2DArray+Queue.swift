@@ -130,6 +130,7 @@ protocol QueueDrainable: AnyObject, Sendable {
 /// Tells whether the current code runs on a given dispatch queue, through a token set
 /// on the queue as its specific value, and keeps the arrays with events waiting for a
 /// queue, so that a thread on that queue can apply them at once.
+@usableFromInline
 enum QueueIdentity {
   /// An object whose identity stands for one queue.
   final class Token: Sendable {}
@@ -167,6 +168,7 @@ enum QueueIdentity {
     }
   }
 
+  @usableFromInline
   static func drainArraysWaitingForCurrentQueue() {
     guard waitingCount.load(ordering: .acquiring) > 0 else { return }
     let due = waiting.withLock { waiting -> [any QueueDrainable] in

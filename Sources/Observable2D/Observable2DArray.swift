@@ -41,8 +41,8 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// The element type of the observable: one event per change.
   public typealias Element = Observable2DArrayEvent<Metadata, Item>
 
-  let state: Locked<ArrayState<Metadata, Item>>
-  let subject = PublishSubject<Observable2DArrayEvent<Metadata, Item>>()
+  @usableFromInline let state: Locked<ArrayState<Metadata, Item>>
+  @usableFromInline let subject = PublishSubject<Observable2DArrayEvent<Metadata, Item>>()
 
   /// Creates an array with `sections`; sections and items with id `0` get fresh ids.
   ///
@@ -161,9 +161,15 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   public var events: Observable<Event> { asObservable() }
 
   /// Whether any subscription (or binding) receives the events.
+  @inlinable
   package var hasSubscribers: Bool {
-    subject.hasObservers
-      || state.withLock { $0.pending.contains { if case .subscribe = $0 { true } else { false } } }
+    subject.hasObservers || hasQueuedSubscription
+  }
+
+  /// Whether a subscription waits to be started by the next delivery.
+  @usableFromInline
+  var hasQueuedSubscription: Bool {
+    state.withLock { $0.pending.contains { if case .subscribe = $0 { true } else { false } } }
   }
 
   /// Subscribes with the current state first, then every later event, with neither gap nor
@@ -199,6 +205,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   // MARK: Delivery
 
   /// Queues the event of a change; call with the lock held, then `deliverPending()` after.
+  @inlinable
   static func enqueue(
     _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>
   ) {
@@ -209,59 +216,76 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// Delivers the queued events and subscriptions in order. When another thread is already
   /// delivering, waits until it delivered everything queued before this call — unless this
   /// thread is itself inside a delivery (an observer's callback), which never waits.
-  package func deliverPending() {
+  ///
+  /// Inlinable, so that the delivery of a store's events runs compiled for the caller's
+  /// `Metadata` and `Item`.
+  @inlinable
+  package final func deliverPending() {
     let (owner, target) = state.withLock { state -> (Bool, Int) in
       if state.delivering { return (false, state.queued) }
       state.delivering = true
       return (true, state.queued)
     }
     guard owner else {
-      guard !DeliveryContext.isDelivering else { return }
-      let semaphore = state.withLock { state -> DispatchSemaphore? in
-        guard state.delivering, state.delivered < target else { return nil }
-        let semaphore = DispatchSemaphore(value: 0)
-        state.waiters.append((target, semaphore))
-        return semaphore
-      }
-      semaphore?.wait()
-      // Another thread delivered; what it handed to arrays that follow this one on the
-      // current queue is applied here, before this thread's write returns.
-      QueueIdentity.drainArraysWaitingForCurrentQueue()
+      waitForDelivery(of: target)
       return
     }
-    // Likewise when another thread delivered this thread's events before it got here.
-    defer { QueueIdentity.drainArraysWaitingForCurrentQueue() }
-    DeliveryContext.delivering {
-      while true {
-        let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in
-          let batch = state.takePending()
-          if batch.isEmpty {
-            state.delivering = false
-            state.wakeWaiters()
-          }
-          return batch
-        }
-        if batch.isEmpty { return }
-        for operation in batch {
-          switch operation {
-          case .event(let event):
-            subject.onNext(event)
-          case .finish(let error?):
-            subject.onError(error)
-          case .finish(nil):
-            subject.onCompleted()
-          case .subscribe(let request, let snapshot):
-            guard !request.subscription.isDisposed else { continue }
-            request.initial?(snapshot)
-            request.subscription.attach(subject.subscribe(request.observer))
-          }
-        }
-        state.withLock { state in
-          state.delivered += batch.count
+    let depth = DeliveryContext.enter()
+    while true {
+      let batch = state.withLock { state -> [PendingOperation<Metadata, Item>] in
+        let batch = state.takePending()
+        if batch.isEmpty {
+          state.delivering = false
           state.wakeWaiters()
         }
+        return batch
+      }
+      if batch.isEmpty { break }
+      for operation in batch {
+        switch operation {
+        case .event(let event):
+          subject.onNext(event)
+        case .finish(let error?):
+          subject.onError(error)
+        case .finish(nil):
+          subject.onCompleted()
+        case .subscribe(let request, let snapshot):
+          start(request, from: snapshot)
+        }
+      }
+      state.withLock { state in
+        state.delivered += batch.count
+        state.wakeWaiters()
       }
     }
+    DeliveryContext.leave(depth)
+    // Likewise when another thread delivered this thread's events before it got here.
+    QueueIdentity.drainArraysWaitingForCurrentQueue()
+  }
+
+  /// Starts a subscription queued with the state it starts from.
+  @usableFromInline
+  final func start(_ request: SubscribeRequest<Metadata, Item>, from snapshot: [Section]) {
+    guard !request.subscription.isDisposed else { return }
+    request.initial?(snapshot)
+    request.subscription.attach(subject.subscribe(request.observer))
+  }
+
+  /// Waits until another thread delivered the first `target` operations, unless this thread
+  /// is itself inside a delivery.
+  @usableFromInline
+  final func waitForDelivery(of target: Int) {
+    guard !DeliveryContext.isDelivering else { return }
+    let semaphore = state.withLock { state -> DispatchSemaphore? in
+      guard state.delivering, state.delivered < target else { return nil }
+      let semaphore = DispatchSemaphore(value: 0)
+      state.waiters.append((target, semaphore))
+      return semaphore
+    }
+    semaphore?.wait()
+    // Another thread delivered; what it handed to arrays that follow this one on the
+    // current queue is applied here, before this thread's write returns.
+    QueueIdentity.drainArraysWaitingForCurrentQueue()
   }
 }
 
@@ -273,35 +297,51 @@ extension Observable2DArray: @unchecked Sendable where Metadata: Sendable, Item:
 ///
 /// `@unchecked Sendable` because it is only read or written inside its mutex; the values that
 /// leave the lock are copy-on-write snapshots.
+@usableFromInline
 struct ArrayState<Metadata, Item>: @unchecked Sendable {
-  var sections: [Observable2DArraySection<Metadata, Item>]
+  @usableFromInline var sections: [Observable2DArraySection<Metadata, Item>]
   /// The next fresh id for a section or item.
-  var nextID: Int64
+  @usableFromInline var nextID: Int64
   /// Events and subscriptions waiting to be delivered, in order.
-  private(set) var pending: [PendingOperation<Metadata, Item>] = []
+  @usableFromInline private(set) var pending: [PendingOperation<Metadata, Item>] = []
   /// Whether some call is delivering `pending`.
-  var delivering = false
+  @usableFromInline var delivering = false
   /// How many operations were ever queued, and how many of them were delivered.
-  private(set) var queued = 0
-  var delivered = 0
+  @usableFromInline private(set) var queued = 0
+  @usableFromInline var delivered = 0
   /// Threads waiting until `delivered` reaches their target.
-  var waiters: [(target: Int, semaphore: DispatchSemaphore)] = []
+  @usableFromInline var waiters: [(target: Int, semaphore: DispatchSemaphore)] = []
+
+  @usableFromInline
+  init(sections: [Observable2DArraySection<Metadata, Item>], nextID: Int64) {
+    self.sections = sections
+    self.nextID = nextID
+  }
 
   /// Queues an operation for delivery.
+  @inlinable
   mutating func enqueue(_ operation: PendingOperation<Metadata, Item>) {
     pending.append(operation)
     queued += 1
   }
 
   /// Takes every queued operation, to deliver them.
+  @inlinable
   mutating func takePending() -> [PendingOperation<Metadata, Item>] {
+    guard !pending.isEmpty else { return [] }
     defer { pending = [] }
     return pending
   }
 
   /// Signals the waiters whose operations were delivered (all of them once nobody delivers).
+  @inlinable
   mutating func wakeWaiters() {
     guard !waiters.isEmpty else { return }
+    wakeWaitersNow()
+  }
+
+  @usableFromInline
+  mutating func wakeWaitersNow() {
     waiters.removeAll { waiter in
       guard waiter.target <= delivered || !delivering else { return false }
       waiter.semaphore.signal()
@@ -311,6 +351,7 @@ struct ArrayState<Metadata, Item>: @unchecked Sendable {
 }
 
 /// Something waiting to be delivered to the array's observers.
+@usableFromInline
 enum PendingOperation<Metadata, Item> {
   case event(Observable2DArrayEvent<Metadata, Item>)
   /// The end of the events: completion, or failure with an error.
@@ -320,6 +361,7 @@ enum PendingOperation<Metadata, Item> {
     SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>])
 }
 
+@usableFromInline
 struct SubscribeRequest<Metadata, Item> {
   let initial: (([Observable2DArraySection<Metadata, Item>]) -> Void)?
   let observer: Observer<Observable2DArrayEvent<Metadata, Item>>

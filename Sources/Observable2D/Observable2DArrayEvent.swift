@@ -14,6 +14,7 @@ public struct Observable2DArrayEvent<Metadata, Item> {
   /// - Parameters:
   ///   - changeset: What changed.
   ///   - sections: The state after the change.
+  @inlinable
   public init(
     changeset: Changeset<Metadata, Item>, sections: [Observable2DArraySection<Metadata, Item>]
   ) {

@@ -27,6 +27,7 @@ public struct Observable2DArraySection<Metadata, Item> {
   ///   - metadata: The section's metadata.
   ///   - items: The section's items, in order.
   /// - Complexity: O(*n*) for *n* items.
+  @inlinable
   public init(metadata: Metadata, items: [Item] = []) {
     self.id = 0
     self.metadata = metadata
@@ -40,6 +41,7 @@ public struct Observable2DArraySection<Metadata, Item> {
   ///   - metadata: The section's metadata.
   ///   - items: The section's items with their ids.
   /// - Complexity: O(1).
+  @inlinable
   public init(id: Int64, metadata: Metadata, items: ItemList<Item> = []) {
     self.id = id
     self.metadata = metadata
@@ -49,6 +51,7 @@ public struct Observable2DArraySection<Metadata, Item> {
   /// The number of items in the section.
   ///
   /// - Complexity: O(1).
+  @inlinable
   public var count: Int { items.count }
 }
 

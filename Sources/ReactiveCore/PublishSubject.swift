@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A hot observable you push elements into; every current subscriber receives them.
 ///
 /// Subscribers receive only the events sent after they subscribed. After a terminal event the
@@ -56,6 +58,7 @@ public final class PublishSubject<Element>: ObservableType, ObserverType {
 
   /// Whether any subscriber is registered (a snapshot: subscriptions made or disposed
   /// on other threads at this moment may not be counted yet).
+  @inlinable
   public var hasObservers: Bool {
     core.observerCount.load(ordering: .relaxed) > 0
   }
