@@ -45,7 +45,11 @@ enum Migrator {
       throw .cannotOpen(path: path, reason: "\(error)")
     }
     do {
-      let version = try checkSchema(connection, path: path)
+      // One read transaction: its reads see one state, not a migration by another
+      // opener committed between them (a schema without the application id yet).
+      let version = try connection.transaction(.deferred) {
+        try checkSchema(connection, path: path)
+      }
       // An empty file that cannot be written (such as /proc/version) never becomes one.
       if version == 0 && (readOnly || connection.isReadOnly) {
         throw ListStoreError.notADatabase(path: path)
