@@ -267,22 +267,30 @@ struct ListRows {
     return (statement.int64(at: 0), statement.string(at: 1))
   }
 
-  /// The gap right after (or before) item `neighbor`, among its section's items other
-  /// than `excluded`: two index seeks, whatever the section's size.
+  /// The gap right after (or before) item `neighbor`, which must be in this list, among
+  /// its section's items other than `excluded`: one statement of two index seeks,
+  /// whatever the section's size.
   private func gap(nextTo neighbor: Int64, after: Bool, excluding excluded: Int64 = 0) throws
     -> (section: Int64, lower: String?, upper: String?)
   {
-    let (section, key) = try place(ofItem: neighbor)
     let statement = try db.cached(
-      after
-        ? "SELECT position FROM items WHERE section_id = ? AND position > ? AND id <> ? ORDER BY position LIMIT 1"
-        : "SELECT position FROM items WHERE section_id = ? AND position < ? AND id <> ? ORDER BY position DESC LIMIT 1"
-    )
-    try statement.bind(section, at: 1)
-    try statement.bind(key, at: 2)
-    try statement.bind(excluded, at: 3)
+      """
+      SELECT i.section_id, i.position, (
+        SELECT o.position FROM items o
+        WHERE o.section_id = i.section_id AND o.id <> ? AND \(after
+          ? "o.position > i.position ORDER BY o.position"
+          : "o.position < i.position ORDER BY o.position DESC") LIMIT 1)
+      FROM items i JOIN sections s ON s.id = i.section_id
+      WHERE i.id = ? AND s.list_id = ?
+      """)
+    try statement.bind(excluded, at: 1)
+    try statement.bind(neighbor, at: 2)
+    try statement.bind(listID, at: 3)
     defer { statement.reset() }
-    let other = try statement.step() ? statement.string(at: 0) : nil
+    guard try statement.step() else { throw ListStoreError.itemNotFound(id: neighbor) }
+    let (section, key, other) = (
+      statement.int64(at: 0), statement.string(at: 1), statement.optionalString(at: 2)
+    )
     return after ? (section, key, other) : (section, other, key)
   }
 

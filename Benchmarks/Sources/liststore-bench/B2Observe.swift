@@ -51,10 +51,17 @@ enum ObserveBenchmark {
           .median
       }
       if index == results.count - 1 {
-        row.baseline = smallest
-        row.ratio = all.median / smallest.median
-        row.target = "median ≤ 50 µs; ≤ 1.5 × the \(label(results[0].size)) list (baseline)"
-        row.pass = all.median <= 50 && all.median <= 1.5 * smallest.median
+        // Against the floor measured in the same run: the absolute figure moves with the
+        // machine's load, the ratio much less.
+        let floor = Stats(floors)
+        let growth = all.median / smallest.median
+        row.baseline = floor
+        row.ratio = all.median / floor.median
+        row.target =
+          "median ≤ 1.8 × the floor (baseline); ≤ 1.5 × the \(label(results[0].size)) list "
+          + "(here \(format(growth)) ×)"
+        row.pass = all.median <= 1.8 * floor.median && growth <= 1.5
+        row.details["ratio to the \(label(results[0].size)) list"] = growth
       }
       rows.append(row)
     }
