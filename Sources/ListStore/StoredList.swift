@@ -26,7 +26,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// The list's name when the handle was made.
   public let name: String
 
-  private func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
+  func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
     throws(ListStoreError)
     -> Result
   {
