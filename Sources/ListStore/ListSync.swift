@@ -12,9 +12,9 @@ struct SyncState {
   var itemStarts: [Int] = [0]
   var itemIDs: [Int64] = []
   var values = PackedTexts()
-  /// The stored position keys, by section and by flat item index (stored state only).
+  /// The stored position keys of the sections (stored state only; item keys are read
+  /// when needed, for the few rows next to those that move).
   var sectionKeys = PackedTexts()
-  var itemKeys = PackedTexts()
 
   var sectionCount: Int { sectionIDs.count }
   var itemCount: Int { itemIDs.count }
@@ -68,36 +68,30 @@ extension ListRows {
     let sections = try db.cached(
       "SELECT id, position, metadata FROM sections WHERE list_id = ? ORDER BY position")
     try sections.bind(listID, at: 1)
-    try sections.forEachRow { row in
-      state.sectionIDs.append(row.int64(at: 0))
-      row.withUTF8(at: 1) { state.sectionKeys.append($0) }
-      row.withUTF8(at: 2) { state.metadata.append($0) }
+    while try sections.step() {
+      state.sectionIDs.append(sections.int64(at: 0))
+      state.sectionKeys.append(column: 1, of: sections)
+      state.metadata.append(column: 2, of: sections)
     }
-    let items = try db.cached(
-      """
-      SELECT i.section_id, i.id, i.position, i.value
-      FROM sections s JOIN items i ON i.section_id = s.id
-      WHERE s.list_id = ? ORDER BY s.position, i.position
-      """)
-    try items.bind(listID, at: 1)
-    defer { items.reset() }
-    var section = 0
-    while try items.step() {
-      let sectionID = items.int64(at: 0)
-      while section < state.sectionCount, state.sectionIDs[section] != sectionID {
-        section += 1
-        state.itemStarts.append(state.itemIDs.count)
+    sections.reset()
+    // Each section's items in order: an index scan per section. Only ids and values:
+    // the few position keys a sync needs are read by id.
+    let items = try db.cached("SELECT id, value FROM items WHERE section_id = ? ORDER BY position")
+    var ids: [Int64] = []
+    var values = PackedTexts()
+    var starts = [0]
+    for sectionID in state.sectionIDs {
+      try items.bind(sectionID, at: 1)
+      while try items.step() {
+        ids.append(items.int64(at: 0))
+        values.append(column: 1, of: items)
       }
-      guard section < state.sectionCount else {
-        throw NeedsReload(reason: "item of an unknown section \(sectionID)")
-      }
-      state.itemIDs.append(items.int64(at: 1))
-      items.withUTF8(at: 2) { state.itemKeys.append($0) }
-      items.withUTF8(at: 3) { state.values.append($0) }
+      items.reset()
+      starts.append(ids.count)
     }
-    while state.itemStarts.count < state.sectionCount + 1 {
-      state.itemStarts.append(state.itemIDs.count)
-    }
+    state.itemIDs = ids
+    state.values = values
+    state.itemStarts = starts
     return state
   }
 }
@@ -175,7 +169,7 @@ struct ListSync {
     var placedSection = insertedSection
     for entry in changeset.movedSections { placedSection[entry.to] = true }
     let sectionKeys = try placedKeys(
-      count: new.sectionCount, placed: placedSection, oldKeys: old.sectionKeys,
+      count: new.sectionCount, placed: placedSection, oldKey: { old.sectionKeys.string($0) },
       oldRange: 0..<old.sectionCount
     ) { newToOldSection[$0] }
 
@@ -300,7 +294,8 @@ struct ListSync {
         cursor += 1
       }
       let keys = try placedKeys(
-        count: range.count, placed: placed, oldKeys: old.itemKeys, oldRange: oldRange
+        count: range.count, placed: placed, oldKey: { try rows.position(ofItem: old.itemIDs[$0]) },
+        oldRange: oldRange
       ) { keptOld[$0] }
       for row in 0..<range.count where placed[row] {
         let index = range.lowerBound + row
@@ -367,11 +362,11 @@ struct ListSync {
   /// - Parameters:
   ///   - count: The number of rows the parent ends with.
   ///   - placed: Which of them are placed anew.
-  ///   - oldKeys: Stored keys, indexed like `oldRange`.
+  ///   - oldKey: The stored key of a row, by an index of `oldRange`.
   ///   - oldRange: The parent's stored rows, in key order.
-  ///   - keptIndex: For a kept row, its index in `oldKeys`.
+  ///   - keptIndex: For a kept row, its index in `oldRange`.
   private func placedKeys(
-    count: Int, placed: [Bool], oldKeys: PackedTexts, oldRange: Range<Int>,
+    count: Int, placed: [Bool], oldKey: (Int) throws -> String, oldRange: Range<Int>,
     keptIndex: (Int) -> Int
   ) throws -> [String] {
     var keys = [String](repeating: "", count: count)
@@ -382,7 +377,7 @@ struct ListSync {
       let upper = row == count ? oldRange.upperBound : keptIndex(row)
       if runStart < row {
         let run = try Self.keys(
-          count: row - runStart, after: lower, before: upper, in: oldKeys, range: oldRange)
+          count: row - runStart, after: lower, before: upper, key: oldKey, range: oldRange)
         for (offset, key) in run.enumerated() { keys[runStart + offset] = key }
       }
       lower = upper
@@ -395,18 +390,19 @@ struct ListSync {
   /// may be outside `range`, meaning no bound) that avoid the keys of the rows between
   /// them, which are all moving away or being deleted.
   private static func keys(
-    count: Int, after lower: Int, before upper: Int, in keys: PackedTexts, range: Range<Int>
+    count: Int, after lower: Int, before upper: Int, key: (Int) throws -> String,
+    range: Range<Int>
   ) throws -> [String] {
-    let low = lower >= range.lowerBound ? keys.string(lower) : nil
-    let high = upper < range.upperBound ? keys.string(upper) : nil
+    let low = lower >= range.lowerBound ? try key(lower) : nil
     if lower + 1 == upper {
-      return try PositionKey.keys(between: low, high, count: count)
+      return try PositionKey.keys(
+        between: low, upper < range.upperBound ? try key(upper) : nil, count: count)
     }
-    if high == nil {
+    if upper == range.upperBound {
       // After the last key there is: appending keeps keys short.
-      return try PositionKey.keys(between: keys.string(upper - 1), nil, count: count)
+      return try PositionKey.keys(between: try key(upper - 1), nil, count: count)
     }
-    return try PositionKey.keys(between: low, keys.string(lower + 1), count: count)
+    return try PositionKey.keys(between: low, try key(lower + 1), count: count)
   }
 
   /// The single-row statements a sync writes with, prepared once per connection.
@@ -494,6 +490,16 @@ struct ListSync {
     func deleteItem(_ id: Int64) throws {
       try one("DELETE FROM items WHERE id = ?", [.integer(id)])
     }
+  }
+}
+
+extension ListRows {
+  /// The position key of item `id`.
+  fileprivate func position(ofItem id: Int64) throws -> String {
+    guard let key = try db.scalarText("SELECT position FROM items WHERE id = ?", id) else {
+      throw NeedsReload(reason: "item \(id) vanished during a sync")
+    }
+    return key
   }
 }
 

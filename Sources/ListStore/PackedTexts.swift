@@ -35,6 +35,56 @@ struct PackedTexts {
     ends.append(bytes.count)
   }
 
+  /// Appends the text of column `column` of the statement's current row.
+  mutating func append(column: Int32, of statement: any DatabaseStatement) {
+    statement.withUTF8(at: column) { bytes.append(contentsOf: $0) }
+    ends.append(bytes.count)
+  }
+
+  /// Appends `text` as a JSON string literal: what ListStore stores for a `String`.
+  mutating func appendJSONString(_ text: String) {
+    var text = text
+    text.withUTF8 { utf8 in
+      if Self.needsEscaping(utf8) {
+        bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
+      } else {
+        // The common case: nothing to escape.
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+      }
+    }
+    ends.append(bytes.count)
+  }
+
+  /// Whether a string's UTF-8 bytes hold a quote, a backslash or a control character,
+  /// checked eight bytes at a time.
+  static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    /// Whether some byte of `word` is zero.
+    func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    var index = 0
+    if let base = UnsafeRawPointer(utf8.baseAddress) {
+      while index + 8 <= utf8.count {
+        let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        // A byte below 0x20, or equal to '"' or '\\'.
+        if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
+          || hasZero(word ^ (0x5C &* ones))
+        {
+          return true
+        }
+        index += 8
+      }
+    }
+    while index < utf8.count {
+      let byte = utf8[index]
+      if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+      index += 1
+    }
+    return false
+  }
+
   /// Appends the bytes `body` writes into the buffer as one text.
   mutating func append(writing body: (inout [UInt8]) throws -> Void) rethrows {
     try body(&bytes)

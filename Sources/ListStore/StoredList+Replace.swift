@@ -88,7 +88,16 @@ extension StoredList {
     state.values.reserveCapacity(texts: count, bytes: count * 16)
     for section in sections {
       let metadata = try encodeMetadata(section.metadata)
-      state.appendSection(id: section.id, metadata: rawMetadata ? JSONText.minified(metadata) : metadata)
+      state.appendSection(
+        id: section.id, metadata: rawMetadata ? JSONText.minified(metadata) : metadata)
+      if let strings = section.items as? ItemList<String> {
+        // The common case, without a string made per value.
+        for entry in strings.entries {
+          state.itemIDs.append(entry.id)
+          state.values.appendJSONString(entry.value)
+        }
+        continue
+      }
       for entry in section.items.entries {
         let value = try encodeItem(entry.value)
         state.itemIDs.append(entry.id)

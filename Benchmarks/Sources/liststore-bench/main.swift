@@ -20,6 +20,7 @@ enum Main {
     ("B5", DiffBenchmark.run),
     ("B6", ReactiveBenchmark.run),
     ("B7", CLIBenchmark.run),
+    ("B13", ReplaceBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {
