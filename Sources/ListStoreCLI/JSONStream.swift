@@ -499,6 +499,8 @@ final class JSONStream {
       case 0x00..<0x20:
         throw failure(
           "\(describeByte()) inside a string; write it escaped (\\n, \\t, \\u0000)")
+      case 0x20..<0x80:
+        take(byte)  // Plain ASCII at the end of a chunk read.
       default:
         // A multi-byte UTF-8 character, checked whole.
         let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : byte >= 0xC0 ? 2 : 1
