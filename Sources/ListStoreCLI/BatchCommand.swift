@@ -66,7 +66,7 @@ enum BatchCommand {
       var number = 0
       while let line = try lines.next() {
         number += 1
-        if number & 0xFF == 0, let progress {
+        if let progress {
           if let size = input.size {
             progress.advance(to: number, share: lines.offset, of: size)
           } else {

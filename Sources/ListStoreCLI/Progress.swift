@@ -67,7 +67,9 @@ final class ProgressLine: @unchecked Sendable {
         max(0, min($0, 3600))
       } ?? 1
     let line = ProgressLine(label: label, unit: unit, total: total, delay: delay)
-    line.timer.schedule(deadline: .now(), repeating: .milliseconds(100))
+    // Without a delay the line is there from the start, however short the work.
+    if delay == 0 { line.queue.sync { line.draw() } }
+    line.timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
     line.timer.setEventHandler { [weak line] in line?.draw() }
     line.timer.resume()
     return line
