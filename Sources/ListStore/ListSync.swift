@@ -285,7 +285,8 @@ struct ListSync {
           continue
         }
         while cursor < oldRange.upperBound, fate[cursor] != .kept { cursor += 1 }
-        guard cursor < oldRange.upperBound, old.itemIDs[cursor] == new.itemIDs[range.lowerBound + row]
+        guard cursor < oldRange.upperBound,
+          old.itemIDs[cursor] == new.itemIDs[range.lowerBound + row]
         else { throw NeedsReload(reason: "the diff's kept items are not in their old order") }
         keptOld.append(cursor)
         if !old.values.equals(cursor, new.values, range.lowerBound + row) {
@@ -458,7 +459,8 @@ struct ListSync {
     }
 
     func setMetadata(_ id: Int64, _ json: String) throws {
-      try one("UPDATE sections SET metadata = \(metadata) WHERE id = ?", [.text(json), .integer(id)])
+      try one(
+        "UPDATE sections SET metadata = \(metadata) WHERE id = ?", [.text(json), .integer(id)])
     }
 
     func deleteSection(_ id: Int64) throws {

@@ -235,7 +235,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     -> Int64
   {
     let json = try ValueCoder.encode(item)
-    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: nil) }
+    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: nil)
+    }
   }
 
   /// Inserts an item so that it ends at `row` of a section named by its id.
@@ -252,7 +253,8 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     throws(ListStoreError) -> Int64
   {
     let json = try ValueCoder.encode(item)
-    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: row) }
+    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: row)
+    }
   }
 
   /// Adds items after the last one of a section, in one transaction.

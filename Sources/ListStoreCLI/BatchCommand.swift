@@ -163,7 +163,8 @@ extension ListOperation {
     }
     let example = #"{"op": "item add", "section": 0, "value": "x"}"#
     guard case .object(let list) = node.kind else {
-      throw fail("expected an operation, an object like \(example); got \(node.kindDescription(in: bytes))")
+      throw fail(
+        "expected an operation, an object like \(example); got \(node.kindDescription(in: bytes))")
     }
     var members: [String: JSONSyntax.Node] = [:]
     for (key, value) in list {
@@ -259,7 +260,8 @@ extension ListOperation {
       case "after": target = .after(try item("after") ?? .id(0))
       default: break
       }
-      self = .addItem(section: try section("section") ?? .index(0), value: try value(), target: target)
+      self = .addItem(
+        section: try section("section") ?? .index(0), value: try value(), target: target)
     case "item rm":
       self = .removeItem(try item("item") ?? .id(0))
     case "item move":

@@ -68,7 +68,8 @@ enum Commands {
         context.out.line("renamed list \(quoted(name)) to \(quoted(newName))")
       }),
     CommandSpec(
-      path: ["section", "add"], abstract: "Add a section (appended unless --at, --before or --after).",
+      path: ["section", "add"],
+      abstract: "Add a section (appended unless --at, --before or --after).",
       arguments: [list, ArgumentSpec(name: "HEADER", help: "The section's header.")],
       options: [
         OptionSpec(name: "footer", valueName: "TEXT", help: "The section's footer."),
@@ -93,7 +94,8 @@ enum Commands {
           name: "TO", help: "Its index after the move (or --before/--after).", isOptional: true),
       ],
       options: [
-        OptionSpec(name: "before", valueName: "SECTION", help: "Move it right before this section."),
+        OptionSpec(
+          name: "before", valueName: "SECTION", help: "Move it right before this section."),
         OptionSpec(name: "after", valueName: "SECTION", help: "Move it right after this section."),
       ],
       run: runOperation),

@@ -54,7 +54,8 @@ enum ImportCommand {
     /// Opens `path` (`-`: standard input); `failure` makes the error from the reason.
     static func open(_ path: String, failure: (String) -> any Error) throws -> Input {
       if path == "-" {
-        return Input(descriptor: STDIN_FILENO, size: nil, isRegularFile: false, ownsDescriptor: false)
+        return Input(
+          descriptor: STDIN_FILENO, size: nil, isRegularFile: false, ownsDescriptor: false)
       }
       let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else {
@@ -120,7 +121,8 @@ enum ImportCommand {
         input = Input(descriptor: spool, size: nil, isRegularFile: true, ownsDescriptor: true)
       }
       guard lseek(input.descriptor, 0, SEEK_SET) == 0 else {
-        throw ListStoreError.invalidImport("cannot read \(path) again: \(String(cString: strerror(errno)))")
+        throw ListStoreError.invalidImport(
+          "cannot read \(path) again: \(String(cString: strerror(errno)))")
       }
       progress?.setTotal(reader.items)
     }
@@ -166,7 +168,8 @@ enum ImportCommand {
       (changeset.movedSections.count, "section", "moved"),
       (changeset.updatedSections.count, "section", "changed"),
       (
-        changeset.insertedItems.count + changeset.insertedSections.reduce(0) { $0 + $1.items.count },
+        changeset.insertedItems.count
+          + changeset.insertedSections.reduce(0) { $0 + $1.items.count },
         "item", "added"
       ),
       (changeset.deletedItems.count, "item", "removed"),

@@ -138,9 +138,10 @@ struct ImportReader {
     -> String?
   {
     if nullable, token == .literal, stream.scalar == Array("null".utf8) { return nil }
-    guard token == .string, let text = stream.scalar.withUnsafeBufferPointer({
-      JSONText.unquote(bytes: $0)
-    })
+    guard token == .string,
+      let text = stream.scalar.withUnsafeBufferPointer({
+        JSONText.unquote(bytes: $0)
+      })
     else { throw mismatch(place, token, expected: nullable ? "a string or null" : "a string") }
     return text
   }

@@ -460,8 +460,9 @@ final class JSONStream {
       // The common case, in a tight loop: plain ASCII.
       while index < count {
         let byte = buffer[index]
-        guard byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"")
-          && byte != UInt8(ascii: "\\")
+        guard
+          byte >= 0x20 && byte < 0x80 && byte != UInt8(ascii: "\"")
+            && byte != UInt8(ascii: "\\")
         else { break }
         take(byte)
       }

@@ -359,7 +359,7 @@ extension ListOperation {
     let bytes = Array(text.utf8)
     do {
       _ = try JSONSyntax.parse(bytes)
-    } catch where error.isNumberOutOfRange {
+    } catch  where error.isNumberOutOfRange {
       throw CommandError("cannot store \(text.debugDescription): \(error.message)")
     } catch {
       throw ListStoreError.invalidJSON(

@@ -58,6 +58,7 @@ final class ProgressLine: @unchecked Sendable {
   ///   - total: How many there are, if known.
   ///   - invocation: The command, for `--quiet`.
   ///   - context: The command's context, for the environment.
+  /// - Returns: The line, already counting time; `nil` when none is to be shown.
   static func start(
     _ label: String, unit: String, total: Int?, invocation: Invocation, context: Context
   ) -> ProgressLine? {

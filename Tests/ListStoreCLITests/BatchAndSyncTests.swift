@@ -28,14 +28,22 @@ import Testing
       (["item", "add", "demo", "0", "Rome", "--after", "#1"], "added item (id 4) after item #1"),
       (["item", "add", "demo", "#1", "Oslo", "--at", "#2"], "added item (id 5) before item #2"),
       (["item", "add", "demo", "#1", "Bonn"], "added item (id 6) to section #1"),
-      (["item", "add", "demo", "#1", "Lyon", "--at", "0"], "added item (id 7) at row 0 of section #1"),
+      (
+        ["item", "add", "demo", "#1", "Lyon", "--at", "0"],
+        "added item (id 7) at row 0 of section #1"
+      ),
       (["item", "move", "demo", "#7", "--after", "#6"], "moved item #7 after item #6"),
       (["item", "move", "demo", "#6", "--before", "0:0"], "moved item #6 before item 0:0"),
       (["item", "move", "demo", "#3", "0:0"], "moved item #3 to 0:0"),
       (["item", "set", "demo", "#4", "Roma"], "set item #4"),
       (["item", "rm", "demo", "#5"], "removed item #5"),
-      (["section", "add", "demo", "Towns", "--before", "#1"], "added section 0 (id 2) to \"demo\""),
-      (["section", "add", "demo", "Villages", "--after", "#1"], "added section 2 (id 3) to \"demo\""),
+      (
+        ["section", "add", "demo", "Towns", "--before", "#1"], "added section 0 (id 2) to \"demo\""
+      ),
+      (
+        ["section", "add", "demo", "Villages", "--after", "#1"],
+        "added section 2 (id 3) to \"demo\""
+      ),
       (["section", "move", "demo", "#2", "--after", "#3"], "moved section #2 after section #3"),
       (["section", "move", "demo", "#3", "0"], "moved section #3 to 0"),
       (["section", "set", "demo", "#2", "--footer", "small"], "set section #2"),
@@ -118,11 +126,22 @@ import Testing
 
   @Test(arguments: [
     (#"{"op": "item rm", "item": "0:9"}"#, "line 2 (nothing was applied): item 0:9 does not exist"),
-    (#"{"op": "item add", "section": 0, "value": x}"#, "line 2, column 43 (nothing was applied): unexpected 'x'"),
-    (#"{"op": "itme add", "section": 0, "value": 1}"#, "unknown operation \"itme add\"; did you mean 'item add'?"),
-    (#"{"op": "item add", "section": 0, "vaule": 1}"#, "\"item add\" takes no \"vaule\"; did you mean 'value'?"),
+    (
+      #"{"op": "item add", "section": 0, "value": x}"#,
+      "line 2, column 43 (nothing was applied): unexpected 'x'"
+    ),
+    (
+      #"{"op": "itme add", "section": 0, "value": 1}"#,
+      "unknown operation \"itme add\"; did you mean 'item add'?"
+    ),
+    (
+      #"{"op": "item add", "section": 0, "vaule": 1}"#,
+      "\"item add\" takes no \"vaule\"; did you mean 'value'?"
+    ),
     (#"{"op": "item add", "value": 1}"#, "\"item add\" needs \"section\""),
-    (##"{"op": "item move", "item": "#1"}"##, "\"item move\" needs \"to\", \"before\" or \"after\""),
+    (
+      ##"{"op": "item move", "item": "#1"}"##, "\"item move\" needs \"to\", \"before\" or \"after\""
+    ),
     (#"{"op": "item rm", "item": 3}"#, "\"item\" must be an item: \"SECTION:ROW\""),
     (#"{"op": "section rm", "section": "first"}"#, "\"section\" must be a section"),
     (#"["item rm"]"#, "expected an operation, an object like"),
@@ -132,7 +151,8 @@ import Testing
     try cli("demo")
     let before = try #require(fileBytes(db))
     let result = try cli(
-      "batch", "demo", input: #"{"op": "item add", "section": 0, "value": "kept?"}"# + "\n" + line
+      "batch", "demo",
+      input: #"{"op": "item add", "section": 0, "value": "kept?"}"# + "\n" + line
         + "\n")
     expectFailure(result, containing: message)
     #expect(fileBytes(db) == before)
@@ -193,11 +213,15 @@ import Testing
     let created = try cli(
       "import", "fresh", "-", "--replace", input: #"{"sections":[{"header":"A","items":[1,2]}]}"#)
     expectSuccess(created)
-    #expect(created.stdout == "replaced \"fresh\" from standard input: 1 section added, 2 items added\n")
+    #expect(
+      created.stdout == "replaced \"fresh\" from standard input: 1 section added, 2 items added\n")
     let before = try #require(fileBytes(db))
     for (content, message) in [
       (#"{"sections":[{"header":"A","items":[1,2,]}]}"#, "standard input:1:41: a ','"),
-      (#"{"sections":[{"header":"A","items":[{"id":9,"value":1},{"id":9,"value":2}]}]}"#, "repeats item id 9"),
+      (
+        #"{"sections":[{"header":"A","items":[{"id":9,"value":1},{"id":9,"value":2}]}]}"#,
+        "repeats item id 9"
+      ),
       (#"{"sections":[{"items":[1]}]}"#, "sections[0]: missing \"header\""),
     ] {
       expectFailure(
@@ -236,7 +260,8 @@ import Testing
 
     // A file cut short by its last byte creates nothing at a new path.
     let fresh = folder.file("new/fresh.sqlite")
-    let result = try liststore(["import", "big", "-"], database: fresh, input: String(text.dropLast()))
+    let result = try liststore(
+      ["import", "big", "-"], database: fresh, input: String(text.dropLast()))
     expectFailure(result, containing: "cannot import: standard input:1:1: the object is not closed")
     #expect(!FileManager.default.fileExists(atPath: fresh))
     #expect(!FileManager.default.fileExists(atPath: folder.file("new")))

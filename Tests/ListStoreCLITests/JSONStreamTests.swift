@@ -65,13 +65,15 @@ import Testing
         // The compact text: the document without white space outside strings.
         let text = String(decoding: document, as: UTF8.self)
         expected = .success(
-          Array(JSONText.minified(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text).utf8))
+          Array(
+            JSONText.minified(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text).utf8))
       } catch {
         expected = .failure(error)
       }
       for chunkSize in [1, 2, 3, 5, 7, 64, 1 << 20] {
         let got = try tokens(of: document, chunkSize: chunkSize)
-        let name = "\(String(decoding: document.prefix(60), as: UTF8.self).debugDescription) in chunks of \(chunkSize)"
+        let name =
+          "\(String(decoding: document.prefix(60), as: UTF8.self).debugDescription) in chunks of \(chunkSize)"
         switch (expected, got) {
         case (.success(let text), .success(let captured)):
           #expect(captured == text, "\(name)")

@@ -78,7 +78,8 @@ import Testing
     if diff.isEmpty {
       #expect(recorder.changesets.count == eventsBefore, comment, sourceLocation: sourceLocation)
     } else {
-      #expect(recorder.changesets.count == eventsBefore + 1, comment, sourceLocation: sourceLocation)
+      #expect(
+        recorder.changesets.count == eventsBefore + 1, comment, sourceLocation: sourceLocation)
       #expect(recorder.changesets.last == diff, comment, sourceLocation: sourceLocation)
     }
     #expect(recorder.problems.isEmpty, comment, sourceLocation: sourceLocation)
@@ -171,7 +172,8 @@ import Testing
         [
           Section(
             id: stored[0].id, metadata: stored[0].metadata,
-            items: ItemList(entries: Array(stored[0].items.entries) + [stored[0].items.entry(at: 0)])
+            items: ItemList(
+              entries: Array(stored[0].items.entries) + [stored[0].items.entry(at: 0)])
           ), stored[1],
         ], ListStoreError.duplicateID(kind: "item", id: stored[0].items.id(at: 0))
       ),
@@ -262,7 +264,8 @@ import Testing
     switch Int.random(in: 0..<12, using: &random) {
     case 0 where !nonEmpty.isEmpty:  // Delete an item.
       let section = nonEmpty.randomElement(using: &random) ?? 0
-      state[section].items.remove(at: Int.random(in: 0..<state[section].items.count, using: &random))
+      state[section].items.remove(
+        at: Int.random(in: 0..<state[section].items.count, using: &random))
     case 1 where !state.isEmpty:  // Insert a new item.
       let section = Int.random(in: 0..<state.count, using: &random)
       state[section].items.insert(

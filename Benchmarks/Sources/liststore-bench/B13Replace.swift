@@ -23,7 +23,9 @@ enum ReplaceBenchmark {
     let runs = options.quick ? 3 : 9
     let folder = try ScratchFolder(in: scratch, name: "b13")
     defer {
-      for name in ["template", "subject", "baseline"] { removeDatabase(folder.path + "/\(name).sqlite") }
+      for name in ["template", "subject", "baseline"] {
+        removeDatabase(folder.path + "/\(name).sqlite")
+      }
       folder.remove()
     }
     let template = folder.path + "/template.sqlite"
@@ -46,7 +48,9 @@ enum ReplaceBenchmark {
         && changeset.deletedSections.isEmpty,
       "B13: \(written) rows written for \(changeset.entryCount) diff entries")
     var oldValues: [Int64: String] = [:]
-    for section in before { for entry in section.items.entries { oldValues[entry.id] = entry.value } }
+    for section in before {
+      for entry in section.items.entries { oldValues[entry.id] = entry.value }
+    }
     let writes = try rowWrites(of: changeset, in: subject, oldValues: oldValues)
     try check(writes.count == changeset.entryCount, "B13: \(writes.count) writes to replay")
 
@@ -172,7 +176,9 @@ enum ReplaceBenchmark {
         "UPDATE items SET section_id = ?, position = ?, value = ? WHERE id = ?")
       let update = try db.prepare("UPDATE items SET value = ? WHERE id = ?")
       let delete = try db.prepare("DELETE FROM items WHERE id = ?")
-      defer { for statement in [insert, move, moveValue, update, delete] { sqlite3_finalize(statement) } }
+      defer {
+        for statement in [insert, move, moveValue, update, delete] { sqlite3_finalize(statement) }
+      }
       func text(_ statement: OpaquePointer, _ index: Int32, _ text: String) {
         sqlite3_bind_text(statement, index, text, -1, bench_sqlite_transient())
       }
@@ -220,7 +226,8 @@ enum ReplaceBenchmark {
     var lines: [String] = []
     while sqlite3_step(statement) == SQLITE_ROW {
       lines.append(
-        "\(sqlite3_column_int64(statement, 0)) \(columnText(statement, 1)) \(columnText(statement, 2))")
+        "\(sqlite3_column_int64(statement, 0)) \(columnText(statement, 1)) \(columnText(statement, 2))"
+      )
     }
     return lines
   }
