@@ -688,31 +688,27 @@ extension Repository {
     -> Int64
   {
     guard !name.allSatisfy(\.isWhitespace) else { throw ListStoreError.emptyName }
-    return try write { () throws -> Int64 in
-      try read { db in
+    // One plain transaction: a savepoint would make every insert keep a statement
+    // journal. `fill`'s own errors go out as they are, not as storage errors.
+    var failure: (any Error)?
+    do {
+      return try write { db in
         if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
           throw ListStoreError.listExists(name: name)
         }
-      }
-      let id = try write { db in try ListRows.insertList(named: name, db: db) }
-      // `fill`'s own errors go out as they are, not as storage errors.
-      var failure: (any Error)?
-      do {
-        try write { db in
-          var rows = ListRows(db: db, listID: id)
-          rows.canonicalMetadata = true
-          rows.canonicalValues = true
-          do {
-            try fill(ListWriter(rows: rows))
-          } catch {
-            if !engine.isEngineError(error) && !(error is ListStoreError) { failure = error }
-            throw error
-          }
+        var rows = ListRows(db: db, listID: try ListRows.insertList(named: name, db: db))
+        rows.canonicalMetadata = true
+        rows.canonicalValues = true
+        do {
+          try fill(ListWriter(rows: rows))
+        } catch {
+          if !engine.isEngineError(error) && !(error is ListStoreError) { failure = error }
+          throw error
         }
-      } catch {
-        throw failure ?? error
+        return rows.listID
       }
-      return id
+    } catch {
+      throw failure ?? error
     }
   }
 }
