@@ -127,6 +127,14 @@ struct ListSync {
     case claimed
   }
 
+  /// The placed rows of a stored section, planned before any item is written.
+  private struct SectionPlan {
+    /// Where each moved row comes from: row → old flat index.
+    var moveSource: [Int: Int]
+    /// The rows placed anew (moved or inserted), in row order, with their keys.
+    var placedRows: [(row: Int, key: String)] = []
+  }
+
   /// A write that moves an existing item into an inserted section, done in place of
   /// the diff's deletion of it, in the deletions' order.
   private struct ClaimedMove {
@@ -170,8 +178,7 @@ struct ListSync {
     for entry in changeset.movedSections { placedSection[entry.to] = true }
     let sectionKeys = try placedKeys(
       count: new.sectionCount, placed: placedSection, oldKey: { old.sectionKeys.string($0) },
-      oldRange: 0..<old.sectionCount
-    ) { newToOldSection[$0] }
+      oldRange: 0..<old.sectionCount, keptIndex: { newToOldSection[$0] })
 
     // Items: the fate of every stored item.
     var fate = [Fate](repeating: .kept, count: old.itemCount)
@@ -228,41 +235,18 @@ struct ListSync {
       }
     }
 
-    // 2. Items, section by section in new order: moves and insertions; value updates
-    //    of kept items are collected and written in old order.
-    var assigned: [Int32: Int64] = [:]
-    assigned.reserveCapacity(changeset.insertedItems.count)
+    // 2. Items. First the plan of every stored section, read before any item is written:
+    //    the keys of its placed rows lie between stored keys, and a move to a section
+    //    that comes earlier in new order changes the key of the row it moves.
     var updates: [(old: Int, new: Int)] = []
-    var claimedMoves: [Int: ClaimedMove] = [:]
+    var plans = [SectionPlan?](repeating: nil, count: new.sectionCount)
     var moved = changeset.movedItems.makeIterator()
     var nextMove = moved.next()
     var inserted = changeset.insertedItems.makeIterator()
     var nextInsertion = inserted.next()
-    for section in 0..<new.sectionCount {
-      let range = new.items(of: section)
-      let target = sectionIDs[section]
-      if insertedSection[section] {
-        let keys = try PositionKey.keys(between: nil, nil, count: range.count)
-        for (offset, index) in range.enumerated() {
-          let id = new.itemIDs[index]
-          if id != 0, let oldIndex = try claim(id, allowing: [.deleted, .sectionDeleted]) {
-            if old.sectionOfDeletedItem(oldIndex, deletedSection) {
-              try writer.moveItem(
-                id, section: target, key: keys[offset],
-                value: value(ifChangedFrom: oldIndex, to: index))
-            } else {
-              claimedMoves[oldIndex] = ClaimedMove(
-                section: target, key: keys[offset], newIndex: index)
-            }
-            continue
-          }
-          if id != 0 { try unknown(id) }
-          assigned[Int32(truncatingIfNeeded: index)] = try writer.insertItem(
-            section: target, key: keys[offset], value: new.values.string(index))
-        }
-        continue
-      }
+    for section in 0..<new.sectionCount where !insertedSection[section] {
       // A stored section: its kept items keep their keys; the others go between them.
+      let range = new.items(of: section)
       let oldSection = newToOldSection[section]
       let oldRange = old.items(of: oldSection)
       var placed = [Bool](repeating: false, count: range.count)
@@ -296,24 +280,58 @@ struct ListSync {
       }
       let keys = try placedKeys(
         count: range.count, placed: placed, oldKey: { try rows.position(ofItem: old.itemIDs[$0]) },
-        oldRange: oldRange
-      ) { keptOld[$0] }
-      for row in 0..<range.count where placed[row] {
+        oldRange: oldRange, keptIndex: { keptOld[$0] })
+      var plan = SectionPlan(moveSource: moveSource)
+      for row in 0..<range.count where placed[row] { plan.placedRows.append((row, keys[row])) }
+      plans[section] = plan
+    }
+
+    //    Then the writes, section by section in new order: moves and insertions; value
+    //    updates of kept items are written after them, in old order.
+    var assigned: [Int32: Int64] = [:]
+    assigned.reserveCapacity(changeset.insertedItems.count)
+    var claimedMoves: [Int: ClaimedMove] = [:]
+    for section in 0..<new.sectionCount {
+      let range = new.items(of: section)
+      let target = sectionIDs[section]
+      if insertedSection[section] {
+        let keys = try PositionKey.keys(between: nil, nil, count: range.count)
+        for (offset, index) in range.enumerated() {
+          let id = new.itemIDs[index]
+          if id != 0, let oldIndex = try claim(id, allowing: [.deleted, .sectionDeleted]) {
+            if old.sectionOfDeletedItem(oldIndex, deletedSection) {
+              try writer.moveItem(
+                id, section: target, key: keys[offset],
+                value: value(ifChangedFrom: oldIndex, to: index))
+            } else {
+              claimedMoves[oldIndex] = ClaimedMove(
+                section: target, key: keys[offset], newIndex: index)
+            }
+            continue
+          }
+          if id != 0 { try unknown(id) }
+          assigned[Int32(truncatingIfNeeded: index)] = try writer.insertItem(
+            section: target, key: keys[offset], value: new.values.string(index))
+        }
+        continue
+      }
+      guard let plan = plans[section] else { continue }
+      for (row, key) in plan.placedRows {
         let index = range.lowerBound + row
         let id = new.itemIDs[index]
-        if let source = moveSource[row] {
+        if let source = plan.moveSource[row] {
           try writer.moveItem(
-            id, section: target, key: keys[row], value: value(ifChangedFrom: source, to: index))
+            id, section: target, key: key, value: value(ifChangedFrom: source, to: index))
           continue
         }
         if id != 0, let oldIndex = try claim(id, allowing: [.sectionDeleted]) {
           try writer.moveItem(
-            id, section: target, key: keys[row], value: value(ifChangedFrom: oldIndex, to: index))
+            id, section: target, key: key, value: value(ifChangedFrom: oldIndex, to: index))
           continue
         }
         if id != 0 { try unknown(id) }
         assigned[Int32(truncatingIfNeeded: index)] = try writer.insertItem(
-          section: target, key: keys[row], value: new.values.string(index))
+          section: target, key: key, value: new.values.string(index))
       }
     }
     for update in updates.sorted(by: { $0.old < $1.old }) {
@@ -366,6 +384,9 @@ struct ListSync {
   ///   - oldKey: The stored key of a row, by an index of `oldRange`.
   ///   - oldRange: The parent's stored rows, in key order.
   ///   - keptIndex: For a kept row, its index in `oldRange`.
+  /// - Returns: A key for each placed row (and an empty string for each kept one).
+  /// - Throws: ``PositionKey/InvalidKey`` for a malformed stored key, or what `oldKey`
+  ///   throws.
   private func placedKeys(
     count: Int, placed: [Bool], oldKey: (Int) throws -> String, oldRange: Range<Int>,
     keptIndex: (Int) -> Int
