@@ -120,13 +120,19 @@ struct ImportReader {
     }
   }
 
-  /// An integer id whose first token was just read, checked to be new among `seen`.
-  private func id(
-    _ token: JSONStream.Token, at place: String, seen: inout Set<Int64>, kind: String
-  ) throws -> Int64 {
+  /// An integer id whose first token was just read.
+  private func id(_ token: JSONStream.Token, at place: String) throws -> Int64 {
     guard token == .number, let id = Int64(String(decoding: stream.scalar, as: UTF8.self)) else {
       throw mismatch(place, token, expected: "an integer id")
     }
+    return id
+  }
+
+  /// `id`, checked to be new among `seen`. Static: a method of `self` given one of its
+  /// own sets `inout` works on a copy of `self`, and the set is copied at every insert.
+  private static func unique(
+    _ id: Int64, among seen: inout Set<Int64>, at place: String, kind: String
+  ) throws -> Int64 {
     guard seen.insert(id).inserted else {
       throw ShapeError(
         place: place, message: "repeats \(kind) id \(id); ids in a file must be unique")
@@ -198,8 +204,9 @@ struct ImportReader {
         key: key, at: place, known: ["id", "header", "footer", "metadata", "items"], seen: &seen)
       switch key {
       case "id":
-        id = try self.id(
-          try stream.next(), at: place + ".id", seen: &sectionIDs, kind: "section")
+        id = try Self.unique(
+          try self.id(try stream.next(), at: place + ".id"), among: &sectionIDs,
+          at: place + ".id", kind: "section")
       case "header":
         header = try string(try stream.next(), at: place + ".header")
       case "footer":
@@ -260,8 +267,10 @@ struct ImportReader {
         if let wrapped, keys == ["value"] || keys == ["id", "value"] {
           value = wrapped
           if let (first, text) = idToken {
-            id = try self.id(
-              first, text: text, at: place + "[\(row)].id", seen: &itemIDs, kind: "item")
+            let place = place + "[\(row)].id"
+            id = try Self.unique(
+              try self.id(first, text: text, at: place), among: &itemIDs, at: place,
+              kind: "item")
           }
         }
       } else {
@@ -275,21 +284,14 @@ struct ImportReader {
     }
   }
 
-  /// ``id(_:at:seen:kind:)`` for a token read earlier, whose text was `text`.
-  private func id(
-    _ token: JSONStream.Token, text: [UInt8], at place: String, seen: inout Set<Int64>,
-    kind: String
-  ) throws -> Int64 {
+  /// ``id(_:at:)`` for a token read earlier, whose text was `text`.
+  private func id(_ token: JSONStream.Token, text: [UInt8], at place: String) throws -> Int64 {
     guard token == .number, let id = Int64(String(decoding: text, as: UTF8.self)) else {
       let described =
         token == .number
         ? "the number \(String(decoding: text, as: UTF8.self))"
         : token == .literal ? String(decoding: text, as: UTF8.self) : self.kind(token)
       throw ShapeError(place: place, message: "expected an integer id; got \(described)")
-    }
-    guard seen.insert(id).inserted else {
-      throw ShapeError(
-        place: place, message: "repeats \(kind) id \(id); ids in a file must be unique")
     }
     return id
   }
