@@ -48,6 +48,38 @@ import Testing
   }
 }
 
+extension ReadmeExampleTests {
+  @Test func batchesAndSyncWorkAsWritten() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("cities.sqlite"))
+    let cities = try repository.createList(
+      "cities", metadata: SectionMetadata.self, item: City.self)
+    try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+    try cities.appendItems([City(name: "Paris"), City(name: "Berlin")], toSection: 0)
+    let array = try cities.observe()
+    var changesets: [Int] = []
+    let bag = DisposeBag()
+    array.observeNext { changesets.append($0.changeset.entryCount) }.disposed(by: bag)
+
+    try repository.write {
+      let rome = try cities.appendItem(City(name: "Rome"), toSection: 0)
+      try cities.moveItem(id: rome, to: IndexPath(item: 0, section: 0))
+      try cities.removeItem(at: IndexPath(item: 1, section: 0))
+    }  // one changeset: Rome in, one out
+
+    var state = try cities.sections()  // the list, with its ids
+    state[0].items.append(City(name: "Oslo"), id: 0)  // a new row
+    state[0].items.remove(at: 0)
+    let changeset = try cities.replace(with: state)  // two row writes; observers get this
+
+    #expect(changesets == [2, 2])
+    #expect(changeset.insertedItems.map(\.value.name) == ["Oslo"])
+    #expect(changeset.deletedItems.count == 1)
+    #expect(try cities.sections()[0].items.map(\.name) == ["Berlin", "Oslo"])
+  }
+}
+
 final class LockedLines: @unchecked Sendable {
   // Only touched under `lock`.
   private let lock = NSLock()
