@@ -20,6 +20,8 @@ enum Main {
     ("B5", DiffBenchmark.run),
     ("B6", ReactiveBenchmark.run),
     ("B7", CLIBenchmark.run),
+    ("B11", ImportBenchmark.run),
+    ("B12", ExportBenchmark.run),
     ("B13", ReplaceBenchmark.run),
   ]
 
