@@ -381,3 +381,34 @@ extension JSONText {
     return String(decoding: output, as: UTF8.self)
   }
 }
+
+extension JSONText {
+  /// `json` without any white space outside strings: the text SQLite's `json()` stores
+  /// for it, so that JSON given as text compares equal to what is stored.
+  package static func minified(_ json: String) -> String {
+    guard json.utf8.contains(where: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
+    else { return json }
+    var output: [UInt8] = []
+    output.reserveCapacity(json.utf8.count)
+    var inString = false
+    var escaped = false
+    for byte in json.utf8 {
+      if inString {
+        output.append(byte)
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+      } else if byte == UInt8(ascii: "\"") {
+        inString = true
+        output.append(byte)
+      } else if byte != 0x20 && byte != 0x0A && byte != 0x0D && byte != 0x09 {
+        output.append(byte)
+      }
+    }
+    return String(decoding: output, as: UTF8.self)
+  }
+}

@@ -324,6 +324,73 @@ struct ListRows {
     else { throw ListStoreError.itemNotFound(id: id) }
   }
 
+  // MARK: Sections by neighbour
+
+  /// The index of section `id` among the list's sections.
+  func sectionIndex(id: Int64) throws -> Int {
+    guard
+      let key = try db.scalarText(
+        "SELECT position FROM sections WHERE id = ? AND list_id = ?", id, listID)
+    else { throw ListStoreError.sectionNotFound(id: id) }
+    return Int(
+      try db.scalarInt64(
+        "SELECT count(*) FROM sections WHERE list_id = ? AND position < ?", listID, key) ?? 0)
+  }
+
+  /// The gap right after (or before) section `neighbor`, among the list's sections other
+  /// than `excluded`: two index seeks, whatever the number of sections.
+  private func sectionGap(nextTo neighbor: Int64, after: Bool, excluding excluded: Int64 = 0)
+    throws -> (lower: String?, upper: String?)
+  {
+    guard
+      let key = try db.scalarText(
+        "SELECT position FROM sections WHERE id = ? AND list_id = ?", neighbor, listID)
+    else { throw ListStoreError.sectionNotFound(id: neighbor) }
+    let other = try db.scalarText(
+      after
+        ? "SELECT position FROM sections WHERE list_id = ? AND position > ? AND id <> ? ORDER BY position LIMIT 1"
+        : "SELECT position FROM sections WHERE list_id = ? AND position < ? AND id <> ? ORDER BY position DESC LIMIT 1",
+      listID, key, excluded)
+    return after ? (key, other) : (other, key)
+  }
+
+  /// Inserts a section right after (or before) section `neighbor`.
+  func insertSection(metadata: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
+    let (lower, upper) = try sectionGap(nextTo: neighbor, after: after)
+    return try inserted(
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata))) RETURNING id",
+      listID, try PositionKey.between(lower, upper), metadata)
+  }
+
+  /// Moves section `id` right after (or before) section `neighbor`.
+  func moveSection(id: Int64, nextTo neighbor: Int64, after: Bool) throws {
+    try checkSection(id: id)
+    guard neighbor != id else { return }
+    let (lower, upper) = try sectionGap(nextTo: neighbor, after: after, excluding: id)
+    let current = try db.scalarText("SELECT position FROM sections WHERE id = ?", id)
+    if let current, isBetween(current, lower, upper) { return }  // Already there.
+    try db.run(
+      "UPDATE sections SET position = ? WHERE id = ?", try PositionKey.between(lower, upper), id)
+  }
+
+  /// Inserts an item into section `sectionID` (of this list), at `row` or at the end.
+  func insertItem(value: String, sectionID: Int64, row: Int?) throws -> Int64 {
+    try checkSection(id: sectionID)
+    let position: String
+    if let row {
+      let (lower, upper) = try gap(in: .items, parent: sectionID, excluding: 0, at: row) { limit in
+        ListStoreError.insertionOutOfRange(
+          section: (try? sectionIndex(id: sectionID)) ?? 0, row: row, limit: limit)
+      }
+      position = try PositionKey.between(lower, upper)
+    } else {
+      position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
+    }
+    return try inserted(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      sectionID, position, value)
+  }
+
   // MARK: Helpers
 
   /// The two ordered tables, with the column naming each row's parent.
@@ -444,9 +511,56 @@ extension ListRows {
     return StoredSection(row: row, items: rows)
   }
 
+  /// One section's metadata, without its items.
+  func metadata(ofSection id: Int64) throws -> String {
+    guard
+      let json = try db.scalarText(
+        "SELECT metadata FROM sections WHERE id = ? AND list_id = ?", id, listID)
+    else { throw ListStoreError.sectionNotFound(id: id) }
+    return json
+  }
+
   /// One item's value.
   func itemValue(id: Int64) throws -> String {
     try checkItem(id: id)
     return try db.scalarText("SELECT value FROM items WHERE id = ?", id) ?? "null"
+  }
+}
+
+extension ListRows {
+  /// Hands every section and item to the callbacks, in order, as stored JSON bytes (valid
+  /// only during each call): the list read without being held in memory.
+  func forEachRow(
+    section: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void,
+    item: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void,
+    endSection: () throws -> Void
+  ) throws {
+    try requireList()
+    var sections: [(id: Int64, metadata: String)] = []
+    let sectionRows = try db.cached(
+      "SELECT id, metadata FROM sections WHERE list_id = ? ORDER BY position")
+    try sectionRows.bind(listID, at: 1)
+    try sectionRows.forEachRow { sections.append(($0.int64(at: 0), $0.string(at: 1))) }
+    let items = try db.cached("SELECT id, value FROM items WHERE section_id = ? ORDER BY position")
+    for (id, metadata) in sections {
+      var metadata = metadata
+      try metadata.withUTF8 { try section(id, $0) }
+      try items.bind(id, at: 1)
+      defer { items.reset() }
+      while try items.step() {
+        let itemID = items.int64(at: 0)
+        try items.withUTF8(at: 1) { try item(itemID, $0) }
+      }
+      try endSection()
+    }
+  }
+
+  /// The number of items in the list.
+  func itemCount() throws -> Int {
+    try requireList()
+    return Int(
+      try db.scalarInt64(
+        "SELECT count(*) FROM sections s JOIN items i ON i.section_id = s.id WHERE s.list_id = ?",
+        listID) ?? 0)
   }
 }

@@ -26,6 +26,9 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case sectionNotFound(id: Int64)
   /// No item has this id in the list.
   case itemNotFound(id: Int64)
+  /// The state given to ``StoredList/replace(with:performDiff:)`` names the same section
+  /// or item id twice; `kind` is `"section"` or `"item"`.
+  case duplicateID(kind: String, id: Int64)
   /// A value or metadata was not valid JSON.
   case invalidJSON(String)
   /// A stored value could not be decoded into the requested Swift type.
@@ -99,6 +102,9 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "no section with id \(id) in this list"
     case .itemNotFound(let id):
       "no item with id \(id) in this list"
+    case .duplicateID(let kind, let id):
+      "the new state holds \(kind) id \(id) more than once; a row can be in one place only "
+        + "(give new rows the id 0)"
     case .invalidJSON(let detail):
       "invalid JSON: \(detail)"
     case .decodingFailed(let detail):

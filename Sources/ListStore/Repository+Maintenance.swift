@@ -82,11 +82,21 @@ extension Repository {
   /// list, position keys unique per parent and well formed, values and metadata valid
   /// JSON, the schema's tables and triggers present, and the change log consistent
   /// (its horizon and entries within the sequence it was numbered from).
+  /// - Parameter progress: Called with the checks done and their number, as they go.
   /// - Returns: What is wrong; empty when all is well.
   /// - Throws: ``ListStoreError`` when the database cannot be read at all.
-  public func check() throws(ListStoreError) -> [IntegrityProblem] {
+  public func check(progress: (_ done: Int, _ total: Int) -> Void = { _, _ in })
+    throws(ListStoreError) -> [IntegrityProblem]
+  {
     try read { db in
       var problems: [IntegrityProblem] = []
+      let steps = 12
+      var step = 0
+      func advance() {
+        step += 1
+        progress(min(step, steps), steps)
+      }
+      progress(0, steps)
       func add(_ check: String, _ detail: String) {
         problems.append(IntegrityProblem(check: check, detail: detail))
       }
@@ -98,6 +108,7 @@ extension Repository {
           if text != "ok" { add("sqlite", text) }
         }
       }
+      advance()
       func exists(_ type: String, _ name: String) throws -> Bool {
         if sqlite {
           return try db.scalarInt64(
@@ -113,6 +124,7 @@ extension Repository {
       where try !exists(type, name) {
         add("schema", "the \(type) \(name) is missing")
       }
+      advance()
       guard problems.allSatisfy({ $0.check != "schema" || !$0.detail.contains("table") }) else {
         return problems
       }
@@ -123,12 +135,14 @@ extension Repository {
         add(
           "rows", "item \($0.int64(at: 0)) is in section \($0.int64(at: 1)), which does not exist")
       }
+      advance()
       try db.prepared(
         "SELECT s.id, s.list_id FROM sections s LEFT JOIN lists l ON l.id = s.list_id WHERE l.id IS NULL"
       ).forEachRow {
         add(
           "rows", "section \($0.int64(at: 0)) is in list \($0.int64(at: 1)), which does not exist")
       }
+      advance()
       for (table, parent, noun) in [
         ("sections", "list_id", "list"), ("items", "section_id", "section"),
       ] {
@@ -140,6 +154,7 @@ extension Repository {
             "\(noun) \(row.int64(at: 0)) has \(row.int64(at: 2)) \(table) at position \(row.string(at: 1).debugDescription)"
           )
         }
+        advance()
         try db.prepared("SELECT id, \(db.dialect.positionType), position FROM \(table)")
           .forEachRow { row in
             let type = row.string(at: 1)
@@ -155,15 +170,18 @@ extension Repository {
                   : "a position that is not text (\(type) \(key.debugDescription))")
                 + "; 'liststore repair' rewrites it")
           }
+        advance()
         try db.prepared("SELECT id FROM \(table) WHERE id <= 0").forEachRow { row in
           add("ids", "\(table.dropLast()) has the id \(row.int64(at: 0)), which is not positive")
         }
+        advance()
       }
       // PostgreSQL's `json` columns hold nothing else.
       if sqlite {
         try db.prepared("SELECT id FROM items WHERE NOT json_valid(value)").forEachRow {
           add("json", "item \($0.int64(at: 0)) holds a value that is not JSON")
         }
+        advance()
         try db.prepared("SELECT id FROM sections WHERE NOT json_valid(metadata)").forEachRow {
           add("json", "section \($0.int64(at: 0)) holds metadata that is not JSON")
         }
@@ -178,6 +196,7 @@ extension Repository {
       if let lowest = try db.scalarInt64("SELECT min(seq) FROM changes"), lowest <= horizon {
         add("change log", "entry \(lowest) is at or below the pruning horizon \(horizon)")
       }
+      progress(steps, steps)
       return problems
     }
   }

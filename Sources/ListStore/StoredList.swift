@@ -26,7 +26,7 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   /// The list's name when the handle was made.
   public let name: String
 
-  private func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
+  func writeRows<Result: Sendable>(_ body: (ListRows) throws -> Result)
     throws(ListStoreError)
     -> Result
   {
@@ -153,6 +153,62 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     try writeRows { rows in try rows.setMetadata(json, sectionID: id) }
   }
 
+  /// Inserts a section right before another one.
+  ///
+  /// Addressing by id costs two index seeks whatever the list's size.
+  /// - Parameters:
+  ///   - metadata: The new section's metadata.
+  ///   - neighbor: The id of the section to insert before.
+  /// - Returns: The new section's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(log *s*) for *s* sections.
+  @discardableResult
+  public func insert(section metadata: Metadata, before neighbor: Int64) throws(ListStoreError)
+    -> Int64
+  {
+    let json = try ValueCoder.encode(metadata)
+    return try writeRows { rows in
+      try rows.insertSection(metadata: json, nextTo: neighbor, after: false)
+    }
+  }
+
+  /// Inserts a section right after another one.
+  /// - Parameters:
+  ///   - metadata: The new section's metadata.
+  ///   - neighbor: The id of the section to insert after.
+  /// - Returns: The new section's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(log *s*) for *s* sections.
+  @discardableResult
+  public func insert(section metadata: Metadata, after neighbor: Int64) throws(ListStoreError)
+    -> Int64
+  {
+    let json = try ValueCoder.encode(metadata)
+    return try writeRows { rows in
+      try rows.insertSection(metadata: json, nextTo: neighbor, after: true)
+    }
+  }
+
+  /// Moves a section right before another one.
+  /// - Parameters:
+  ///   - id: The id of the section to move.
+  ///   - neighbor: The id of the section it should precede.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(log *s*) for *s* sections.
+  public func moveSection(id: Int64, before neighbor: Int64) throws(ListStoreError) {
+    try writeRows { rows in try rows.moveSection(id: id, nextTo: neighbor, after: false) }
+  }
+
+  /// Moves a section right after another one.
+  /// - Parameters:
+  ///   - id: The id of the section to move.
+  ///   - neighbor: The id of the section it should follow.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(log *s*) for *s* sections.
+  public func moveSection(id: Int64, after neighbor: Int64) throws(ListStoreError) {
+    try writeRows { rows in try rows.moveSection(id: id, nextTo: neighbor, after: true) }
+  }
+
   // MARK: - Items
 
   /// Adds an item after the last one of a section.
@@ -165,6 +221,40 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   public func appendItem(_ item: Item, toSection section: Int) throws(ListStoreError) -> Int64 {
     let json = try ValueCoder.encode(item)
     return try writeRows { rows in try rows.insertItem(value: json, section: section, row: nil) }
+  }
+
+  /// Adds an item after the last one of a section named by its id.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - sectionID: The section's id.
+  /// - Returns: The item's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(log *n*), whatever the section's size.
+  @discardableResult
+  public func appendItem(_ item: Item, toSectionWithID sectionID: Int64) throws(ListStoreError)
+    -> Int64
+  {
+    let json = try ValueCoder.encode(item)
+    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: nil)
+    }
+  }
+
+  /// Inserts an item so that it ends at `row` of a section named by its id.
+  /// - Parameters:
+  ///   - item: The value.
+  ///   - row: Its row; it may be the section's item count.
+  ///   - sectionID: The section's id.
+  /// - Returns: The item's id.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``,
+  ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
+  /// - Complexity: O(*row*): a scan to the row.
+  @discardableResult
+  public func insert(item: Item, atRow row: Int, inSectionWithID sectionID: Int64)
+    throws(ListStoreError) -> Int64
+  {
+    let json = try ValueCoder.encode(item)
+    return try writeRows { rows in try rows.insertItem(value: json, sectionID: sectionID, row: row)
+    }
   }
 
   /// Adds items after the last one of a section, in one transaction.
@@ -367,6 +457,24 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
     return try read { rows in try rows.itemID(section: section, row: row) }
   }
 
+  /// The index of a section.
+  /// - Parameter sectionID: The section's id.
+  /// - Returns: Its index among the list's sections.
+  /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
+  /// - Complexity: O(*s*) for *s* sections.
+  public func index(ofSectionWithID sectionID: Int64) throws(ListStoreError) -> Int {
+    try read { rows in try rows.sectionIndex(id: sectionID) }
+  }
+
+  /// The id of the section holding an item.
+  /// - Parameter itemID: The item's id.
+  /// - Returns: Its section's id.
+  /// - Throws: ``ListStoreError/itemNotFound(id:)``.
+  /// - Complexity: O(log *n*).
+  public func sectionID(ofItem itemID: Int64) throws(ListStoreError) -> Int64 {
+    try read { rows in try rows.place(ofItem: itemID).section }
+  }
+
   /// The item at `indexPath`.
   /// - Parameter indexPath: The item's section and row.
   /// - Returns: Its value.
@@ -435,6 +543,40 @@ public struct StoredList<Metadata: Codable, Item: Codable>: Sendable {
   package func storedSections() throws(ListStoreError) -> [StoredSection] {
     try read { rows in try rows.snapshot() }
   }
+
+  /// The list read in one transaction and handed over a row at a time, as stored JSON
+  /// bytes (valid only during each call), without holding it in memory: how the CLI
+  /// exports a list of any size. `item` is called for the items of the section last
+  /// given to `section`; `endSection` after its last item.
+  package func forEachStoredRow(
+    section: (_ id: Int64, _ metadata: UnsafeBufferPointer<UInt8>) throws -> Void,
+    item: (_ id: Int64, _ value: UnsafeBufferPointer<UInt8>) throws -> Void,
+    endSection: () throws -> Void
+  ) throws {
+    // The callbacks' own errors go out as they are, not as storage errors.
+    var failure: (any Error)?
+    func guarded(_ body: () throws -> Void) throws {
+      do { try body() } catch {
+        failure = error
+        throw error
+      }
+    }
+    do {
+      try read { rows in
+        try rows.forEachRow(
+          section: { id, bytes in try guarded { try section(id, bytes) } },
+          item: { id, bytes in try guarded { try item(id, bytes) } },
+          endSection: { try guarded(endSection) })
+      }
+    } catch {
+      throw failure ?? error
+    }
+  }
+
+  /// The number of items in the whole list.
+  package func totalItemCount() throws(ListStoreError) -> Int {
+    try read { rows in try rows.itemCount() }
+  }
 }
 
 extension StoredList {
@@ -444,7 +586,16 @@ extension StoredList {
   ) throws(ListStoreError) {
     try writeRows { rows in
       let id = try rows.sectionID(at: index)
-      try rows.setMetadata(try transform(rows.section(id: id).row.json), sectionID: id)
+      try rows.setMetadata(try transform(rows.metadata(ofSection: id)), sectionID: id)
+    }
+  }
+
+  /// Rewrites the metadata JSON of section `id` in one transaction.
+  package func updateMetadataJSON(
+    forSectionWithID id: Int64, _ transform: @escaping @Sendable (String) throws -> String
+  ) throws(ListStoreError) {
+    try writeRows { rows in
+      try rows.setMetadata(try transform(rows.metadata(ofSection: id)), sectionID: id)
     }
   }
 }
@@ -498,6 +649,66 @@ extension Repository {
         _ = try rows.appendItems(values: section.items, sectionID: sectionID)
       }
       return rows.listID
+    }
+  }
+}
+
+/// Writes a new list a section and a batch of items at a time, inside the transaction of
+/// ``Repository/createList(_:filling:)``: how the CLI imports a file of any size in
+/// bounded memory. Metadata and values must be compact, valid JSON text.
+package final class ListWriter {
+  private let rows: ListRows
+
+  fileprivate init(rows: ListRows) { self.rows = rows }
+
+  /// The new list's id.
+  package var listID: Int64 { rows.listID }
+
+  /// Appends a section; returns its id.
+  package func appendSection(metadata: String) throws -> Int64 {
+    try rows.insertSection(metadata: metadata, at: nil)
+  }
+
+  /// Replaces the metadata of a section appended before.
+  package func setMetadata(_ metadata: String, sectionID: Int64) throws {
+    try rows.setMetadata(metadata, sectionID: sectionID)
+  }
+
+  /// Appends items to a section with the prepared statement of
+  /// ``StoredList/appendItems(bySection:)``.
+  package func appendItems(_ values: [String], sectionID: Int64) throws {
+    _ = try rows.appendItems(values: values, sectionID: sectionID)
+  }
+}
+
+extension Repository {
+  /// Creates the list `name` and fills it with `fill`, in one transaction: when `fill`
+  /// throws, nothing is written.
+  package func createList(_ name: String, filling fill: (ListWriter) throws -> Void) throws
+    -> Int64
+  {
+    guard !name.allSatisfy(\.isWhitespace) else { throw ListStoreError.emptyName }
+    // One plain transaction: a savepoint would make every insert keep a statement
+    // journal. `fill`'s own errors go out as they are, not as storage errors.
+    var failure: (any Error)?
+    do {
+      return try write { db in
+        if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
+          throw ListStoreError.listExists(name: name)
+        }
+        var rows = ListRows(db: db, listID: try ListRows.insertList(named: name, db: db))
+        rows.canonicalMetadata = true
+        rows.canonicalValues = true
+        do {
+          try fill(ListWriter(rows: rows))
+        } catch {
+          if !engine.isEngineError(error) && !(error is ListStoreError) { failure = error }
+          throw error
+        }
+        return rows.listID
+      }
+    } catch {
+      throw failure ?? error
     }
   }
 }

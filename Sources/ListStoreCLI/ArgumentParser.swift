@@ -6,10 +6,15 @@ import ListStoreFormats
 
 /// A positional argument of a command.
 struct ArgumentSpec: Sendable {
-  /// The placeholder shown in usage, e.g. `LIST` or `SECTION:ROW`.
+  /// The placeholder shown in usage, e.g. `LIST` or `ITEM`.
   var name: String
   /// One line of help.
   var help: String
+  /// Whether it may be left out (only the last arguments may be).
+  var isOptional = false
+
+  /// The placeholder as usage shows it: `TO`, or `[TO]` when it may be left out.
+  var usage: String { isOptional ? "[\(name)]" : name }
 }
 
 /// An option of a command: a flag (`--json`) or an option with a value (`--at ROW`).
@@ -51,7 +56,7 @@ struct CommandSpec: Sendable {
   var name: String { path.joined(separator: " ") }
 
   var usage: String {
-    var parts = ["liststore", name] + arguments.map(\.name)
+    var parts = ["liststore", name] + arguments.map(\.usage)
     parts += options.map { "[\($0.usage)]" }
     return parts.joined(separator: " ")
   }
@@ -105,6 +110,79 @@ struct Invocation {
     return (section, row)
   }
 
+  /// Whether an argument with this placeholder accepts `#ID`.
+  static func takesIDs(_ name: String) -> Bool {
+    ["SECTION", "ITEM"].contains(name)
+  }
+
+  /// The id of `#42`, if `text` is one.
+  static func parseID(_ text: String) -> Int64? {
+    guard text.hasPrefix("#"), let id = Int64(text.dropFirst()), id > 0,
+      text.dropFirst().allSatisfy(\.isASCII)
+    else { return nil }
+    return id
+  }
+
+  /// A section named by its index or `#ID`.
+  func section(_ name: String) throws(UsageError) -> SectionAddress {
+    try Self.section(argument(name), name: name, command: command.path)
+  }
+
+  /// A section option (`--before`, `--after`), if given.
+  func sectionOption(_ name: String) throws(UsageError) -> SectionAddress? {
+    guard let text = options[name] else { return nil }
+    return try Self.section(text, name: "--\(name)", command: command.path)
+  }
+
+  static func section(_ text: String, name: String, command: [String]) throws(UsageError)
+    -> SectionAddress
+  {
+    if let id = parseID(text) { return .id(id) }
+    guard let index = Int(text), index >= 0, !text.hasPrefix("+") else {
+      throw UsageError(
+        message: "\(name) must be a zero-based index (0, 1, 2, …) or an id like #42; got "
+          + text.debugDescription, command: command)
+    }
+    return .index(index)
+  }
+
+  /// An item named by `SECTION:ROW` or `#ID`.
+  func item(_ name: String) throws(UsageError) -> ItemAddress {
+    try Self.item(argument(name), name: name, command: command.path)
+  }
+
+  /// An item option (`--before`, `--after`), if given.
+  func itemOption(_ name: String) throws(UsageError) -> ItemAddress? {
+    guard let text = options[name] else { return nil }
+    return try Self.item(text, name: "--\(name)", command: command.path)
+  }
+
+  static func item(_ text: String, name: String, command: [String]) throws(UsageError)
+    -> ItemAddress
+  {
+    if let id = parseID(text) { return .id(id) }
+    if let path = parsePath(text) { return .path(section: path.section, row: path.row) }
+    throw UsageError(
+      message: "\(name) must be SECTION:ROW with two zero-based numbers, like 0:1, or an id "
+        + "like #42; got \(text.debugDescription)", command: command)
+  }
+
+  /// `0:1` as (0, 1).
+  static func parsePath(_ text: String) -> (section: Int, row: Int)? {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard parts.count == 2, let section = Int(parts[0]), let row = Int(parts[1]), section >= 0,
+      row >= 0, !parts[0].hasPrefix("+"), !parts[1].hasPrefix("+")
+    else { return nil }
+    return (section, row)
+  }
+
+  /// `--at`: a row (or section index), or `#ID` for the place of that item or section.
+  func placeOption(_ name: String) throws(UsageError) -> Place? {
+    guard let text = options[name] else { return nil }
+    if let id = Self.parseID(text) { return .id(id) }
+    return .index(try Self.parseIndex(text, name: "--\(name)", command: command.path))
+  }
+
   private static func parseIndex(_ text: String, name: String, command: [String]) throws(UsageError)
     -> Int
   {
@@ -115,6 +193,24 @@ struct Invocation {
     }
     return value
   }
+}
+
+/// A section as the command line names it: by index, or by id (`#42`).
+enum SectionAddress: Equatable, Sendable {
+  case index(Int)
+  case id(Int64)
+}
+
+/// An item as the command line names it: by index path (`0:1`), or by id (`#42`).
+enum ItemAddress: Equatable, Sendable {
+  case path(section: Int, row: Int)
+  case id(Int64)
+}
+
+/// Where `--at` puts something: at an index, or where the row with an id is now.
+enum Place: Equatable, Sendable {
+  case index(Int)
+  case id(Int64)
 }
 
 /// Parses command lines against a table of commands and renders their help.
@@ -261,9 +357,15 @@ struct ArgumentParser {
           message: "option --\(name) needs a value (\(spec.usage))", command: command.path)
       }
     }
-    if positionals.count < command.arguments.count {
-      let missing = command.arguments[positionals.count...].map(\.name).joined(separator: " ")
-      throw UsageError(message: "missing \(missing)", command: command.path)
+    let required = command.arguments.filter { !$0.isOptional }.count
+    if positionals.count < required {
+      let missing = command.arguments[positionals.count..<required].map(\.name)
+      var message = "missing \(missing.joined(separator: " "))"
+      if missing.contains(where: { Invocation.takesIDs($0) }) {
+        // `#42` unquoted is a comment to the shell, which then drops it.
+        message += " (quote an id, like '#42': the shell reads # as a comment)"
+      }
+      throw UsageError(message: message, command: command.path)
     }
     if positionals.count > command.arguments.count {
       let extra = positionals[command.arguments.count]
@@ -327,8 +429,8 @@ struct ArgumentParser {
     if !command.discussion.isEmpty { lines += ["", command.discussion] }
     if !command.arguments.isEmpty {
       lines += ["", "ARGUMENTS:"]
-      let width = (command.arguments.map { $0.name.count }.max() ?? 0) + 2
-      lines += command.arguments.map { "  " + pad($0.name, width) + $0.help }
+      let width = (command.arguments.map { $0.usage.count }.max() ?? 0) + 2
+      lines += command.arguments.map { "  " + pad($0.usage, width) + $0.help }
     }
     lines += ["", "OPTIONS:"] + optionLines(command.options + helpOptions)
     lines += ["", "GLOBAL OPTIONS:"] + optionLines(globalOptions)

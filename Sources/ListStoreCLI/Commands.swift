@@ -21,6 +21,12 @@ enum Commands {
 
   static let list = ArgumentSpec(name: "LIST", help: "The list's name.")
 
+  static let section = ArgumentSpec(
+    name: "SECTION", help: "The section: its index (0 = first) or #ID (quoted: '#42').")
+
+  static let item = ArgumentSpec(
+    name: "ITEM", help: "The item: SECTION:ROW (e.g. 0:1) or #ID (quoted: '#42').")
+
   static let all: [CommandSpec] = [
     CommandSpec(
       path: ["demo"], abstract: "Build the Cities example in a list and show it.",
@@ -63,126 +69,95 @@ enum Commands {
         context.out.line("renamed list \(quoted(name)) to \(quoted(newName))")
       }),
     CommandSpec(
-      path: ["section", "add"], abstract: "Add a section (appended unless --at).",
+      path: ["section", "add"],
+      abstract: "Add a section (appended unless --at, --before or --after).",
       arguments: [list, ArgumentSpec(name: "HEADER", help: "The section's header.")],
       options: [
         OptionSpec(name: "footer", valueName: "TEXT", help: "The section's footer."),
         OptionSpec(
-          name: "at", valueName: "INDEX", help: "Insert at this section index (0 = first)."),
+          name: "at", valueName: "INDEX",
+          help: "Insert at this section index (0 = first); #ID: where that section is now."),
+        OptionSpec(
+          name: "before", valueName: "SECTION", help: "Insert right before this section."),
+        OptionSpec(name: "after", valueName: "SECTION", help: "Insert right after this section."),
       ],
-      run: { invocation, context in
-        let at = try invocation.indexOption("at")
-        let list = try context.list(invocation.argument("LIST"))
-        let metadata = try metadataJSON(
-          header: invocation.argument("HEADER"), footer: invocation.option("footer"))
-        let sectionID: Int64
-        if let at {
-          sectionID = try list.insert(section: metadata, at: at)
-        } else {
-          sectionID = try list.appendSection(metadata)
-        }
-        let index = try at ?? (list.numberOfSections() - 1)
-        context.out.line("added section \(index) (id \(sectionID)) to \(quoted(list.name))")
-      }),
+      run: runOperation),
     CommandSpec(
       path: ["section", "rm"], abstract: "Delete a section with its items.",
-      arguments: [list, ArgumentSpec(name: "INDEX", help: "The section's index.")],
-      run: { invocation, context in
-        let index = try invocation.index("INDEX")
-        try context.list(invocation.argument("LIST")).removeSection(at: index)
-        context.out.line("removed section \(index)")
-      }),
+      arguments: [list, section], run: runOperation),
     CommandSpec(
       path: ["section", "move"], abstract: "Move a section.",
+      discussion:
+        "TO is the section's index after the move; --before or --after name a neighbour instead.",
       arguments: [
-        list, ArgumentSpec(name: "FROM", help: "The section's index."),
-        ArgumentSpec(name: "TO", help: "Its index after the move."),
+        list, section,
+        ArgumentSpec(
+          name: "TO", help: "Its index after the move (or --before/--after).", isOptional: true),
       ],
-      run: { invocation, context in
-        let (from, to) = (try invocation.index("FROM"), try invocation.index("TO"))
-        try context.list(invocation.argument("LIST")).moveSection(from: from, to: to)
-        context.out.line("moved section \(from) to \(to)")
-      }),
+      options: [
+        OptionSpec(
+          name: "before", valueName: "SECTION", help: "Move it right before this section."),
+        OptionSpec(name: "after", valueName: "SECTION", help: "Move it right after this section."),
+      ],
+      run: runOperation),
     CommandSpec(
       path: ["section", "set"], abstract: "Change a section's header or footer.",
-      arguments: [list, ArgumentSpec(name: "INDEX", help: "The section's index.")],
+      arguments: [list, section],
       options: [
         OptionSpec(name: "header", valueName: "TEXT", help: "The new header."),
         OptionSpec(name: "footer", valueName: "TEXT", help: "The new footer."),
         OptionSpec(name: "no-footer", valueName: nil, help: "Remove the footer."),
       ],
-      run: runSectionSet),
+      run: runOperation),
     CommandSpec(
-      path: ["item", "add"], abstract: "Add an item (appended unless --at).",
+      path: ["item", "add"], abstract: "Add an item (appended unless --at, --before or --after).",
+      discussion: """
+        With --before or --after (or --at #ID) the new item goes next to a neighbour, which
+        must be in SECTION. Named by ids, that costs the same whatever the list's size; an
+        index path is found by a scan to its row.
+        """,
       arguments: [
-        list, ArgumentSpec(name: "SECTION", help: "The section's index."),
+        list, section,
         ArgumentSpec(name: "VALUE", help: "The value: a string, or any JSON value with --json."),
       ],
       options: [
-        OptionSpec(name: "at", valueName: "ROW", help: "Insert at this row (0 = first)."),
+        OptionSpec(
+          name: "at", valueName: "ROW",
+          help: "Insert at this row (0 = first); #ID: right before that item."),
+        OptionSpec(name: "before", valueName: "ITEM", help: "Insert right before this item."),
+        OptionSpec(name: "after", valueName: "ITEM", help: "Insert right after this item."),
         OptionSpec(name: "json", valueName: nil, help: "Read VALUE as JSON."),
       ],
-      run: { invocation, context in
-        let section = try invocation.index("SECTION")
-        let row = try invocation.indexOption("at")
-        let value = try itemValue(invocation)
-        let list = try context.list(invocation.argument("LIST"))
-        if let row {
-          let id = try list.insert(item: value, at: IndexPath(indexes: [section, row]))
-          context.out.line("added item \(section):\(row) (id \(id))")
-          return
-        }
-        let id = try list.appendItem(value, toSection: section)
-        // Its row, unless another writer added after it meanwhile (then it is unknown
-        // without reading the section, and the message says only the section).
-        let last = try list.numberOfItems(inSection: section) - 1
-        if last >= 0, try list.itemID(at: IndexPath(indexes: [section, last])) == id {
-          context.out.line("added item \(section):\(last) (id \(id))")
-        } else {
-          context.out.line("added item (id \(id)) to section \(section)")
-        }
-      }),
+      run: runOperation),
     CommandSpec(
-      path: ["item", "rm"], abstract: "Delete an item.",
-      arguments: [
-        list, ArgumentSpec(name: "SECTION:ROW", help: "The item's index path, e.g. 0:1."),
-      ],
-      run: { invocation, context in
-        let path = try invocation.indexPath("SECTION:ROW")
-        try context.list(invocation.argument("LIST")).removeItem(
-          at: IndexPath(indexes: [path.section, path.row]))
-        context.out.line("removed item \(path.section):\(path.row)")
-      }),
+      path: ["item", "rm"], abstract: "Delete an item.", arguments: [list, item],
+      run: runOperation),
     CommandSpec(
       path: ["item", "move"], abstract: "Move an item, within or across sections.",
-      discussion: "The target is the item's index path after the move.",
+      discussion: """
+        TO is the item's index path after the move; --before or --after name a neighbour
+        instead, in any section.
+        """,
       arguments: [
-        list, ArgumentSpec(name: "FROM", help: "The item's index path, e.g. 0:1."),
-        ArgumentSpec(name: "TO", help: "Its index path after the move, e.g. 1:0."),
+        list, item,
+        ArgumentSpec(
+          name: "TO", help: "Its index path after the move, e.g. 1:0 (or --before/--after).",
+          isOptional: true),
       ],
-      run: { invocation, context in
-        let from = try invocation.indexPath("FROM")
-        let to = try invocation.indexPath("TO")
-        try context.list(invocation.argument("LIST")).moveItem(
-          from: IndexPath(indexes: [from.section, from.row]),
-          to: IndexPath(indexes: [to.section, to.row]))
-        context.out.line("moved item \(from.section):\(from.row) to \(to.section):\(to.row)")
-      }),
+      options: [
+        OptionSpec(name: "before", valueName: "ITEM", help: "Move it right before this item."),
+        OptionSpec(name: "after", valueName: "ITEM", help: "Move it right after this item."),
+      ],
+      run: runOperation),
     CommandSpec(
       path: ["item", "set"], abstract: "Change an item's value.",
       arguments: [
-        list, ArgumentSpec(name: "SECTION:ROW", help: "The item's index path, e.g. 0:1."),
+        list, item,
         ArgumentSpec(
           name: "VALUE", help: "The new value: a string, or any JSON value with --json."),
       ],
       options: [OptionSpec(name: "json", valueName: nil, help: "Read VALUE as JSON.")],
-      run: { invocation, context in
-        let path = try invocation.indexPath("SECTION:ROW")
-        let value = try itemValue(invocation)
-        try context.list(invocation.argument("LIST")).replaceItem(
-          at: IndexPath(indexes: [path.section, path.row]), with: value)
-        context.out.line("set item \(path.section):\(path.row)")
-      }),
+      run: runOperation),
     CommandSpec(
       path: ["show"], abstract: "Show a list: headers, items, footers.",
       discussion: """
@@ -194,11 +169,11 @@ enum Commands {
       arguments: [list], options: [json], database: .reads,
       run: { invocation, context in
         let list = try context.list(invocation.argument("LIST"))
-        let sections = try list.storedSections()
         if invocation.flag("json") {
-          context.out.line(Rendering.json(list: list.name, sections: sections))
+          try ExportCommand.write(list, context: context)
         } else {
-          Rendering.text(list: list.name, sections: sections).forEach(context.out.line)
+          Rendering.text(list: list.name, sections: try list.storedSections()).forEach(
+            context.out.line)
         }
       }),
     WatchCommand.spec,
@@ -210,10 +185,21 @@ enum Commands {
         JSON, that the schema's tables and triggers are there, and that the change log is
         consistent. Prints each problem on standard output and exits 1 when there is any.
         """,
+      options: [ImportCommand.quiet],
       database: .reads,
-      run: { _, context in
+      run: { invocation, context in
         let repository = try context.repository()
-        let problems = try repository.check()
+        let progress = ProgressLine.start(
+          "checking \(repository.path)", unit: "check", total: nil, invocation: invocation,
+          context: context)
+        let problems: [IntegrityProblem]
+        do {
+          defer { progress?.finish() }
+          problems = try repository.check { done, total in
+            progress?.setTotal(total)
+            progress?.advance(to: done)
+          }
+        }
         guard problems.isEmpty else {
           // The problems are the command's output, printed even though it then fails.
           for problem in problems { context.out.line(Rendering.visible(problem.description)) }
@@ -246,40 +232,26 @@ enum Commands {
       arguments: [
         ArgumentSpec(name: "PATH", help: "The new file (it must not exist; its folder must).")
       ],
+      options: [ImportCommand.quiet],
       database: .reads,
       run: { invocation, context in
         let path = invocation.argument("PATH")
         let repository = try context.repository()
-        let showProgress = isatty(STDERR_FILENO) == 1
-        try repository.backup(to: path) { copied, total in
-          guard showProgress, total > 0 else { return }
-          let line = "\rbacking up: \(copied * 100 / total)% of \(total) pages"
-          _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+        do {
+          let progress = ProgressLine.start(
+            "backing up \(repository.path)", unit: "page", total: nil, invocation: invocation,
+            context: context)
+          defer { progress?.finish() }
+          try repository.backup(to: path) { copied, total in
+            progress?.setTotal(total)
+            progress?.advance(to: copied)
+          }
         }
-        if showProgress { _ = "\n".withCString { write(STDERR_FILENO, $0, 1) } }
         context.out.line("backed up \(repository.path) to \(path)")
       }),
-    CommandSpec(
-      path: ["export"], abstract: "Print a list as JSON, as 'show --json' does.", arguments: [list],
-      database: .reads,
-      run: { invocation, context in
-        let list = try context.list(invocation.argument("LIST"))
-        context.out.line(Rendering.json(list: list.name, sections: try list.storedSections()))
-      }),
-    CommandSpec(
-      path: ["import"], abstract: "Create a list from a JSON file ('export' output, or by hand).",
-      discussion: """
-        The file is {"sections": [...]}. A section has "header" (and "footer") or "metadata",
-        and "items": plain JSON values, or {"value": ...} / {"id": ..., "value": ...} objects.
-        Values are stored as the file writes them. The file's ids and list name are ignored:
-        the new rows get new ids. Errors name the line and column, or the place, such as
-        sections[2].items[5]. See docs/cli.md for the whole format.
-        """,
-      arguments: [
-        ArgumentSpec(name: "LIST", help: "The new list's name."),
-        ArgumentSpec(name: "FILE", help: "The JSON file, or - for standard input."),
-      ],
-      run: runImport),
+    ExportCommand.spec,
+    ImportCommand.spec,
+    BatchCommand.spec,
     CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
     CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
   ]
@@ -313,46 +285,12 @@ enum Commands {
     }
   }
 
-  private static func runSectionSet(_ invocation: Invocation, _ context: Context) throws {
-    let index = try invocation.index("INDEX")
-    let header = invocation.option("header")
-    let footer = invocation.option("footer")
-    let removeFooter = invocation.flag("no-footer")
-    guard header != nil || footer != nil || removeFooter else {
-      throw UsageError(
-        message: "nothing to change: give --header, --footer or --no-footer",
-        command: ["section", "set"])
-    }
-    guard !(footer != nil && removeFooter) else {
-      throw UsageError(
-        message: "--footer and --no-footer cannot be used together", command: ["section", "set"])
-    }
+  /// An `item` or `section` command: one operation, one transaction.
+  private static func runOperation(_ invocation: Invocation, _ context: Context) throws {
+    // The command line is checked before the database is touched.
+    let operation = try ListOperation(invocation)
     let list = try context.list(invocation.argument("LIST"))
-    try list.updateMetadataJSON(forSectionAt: index) { old in
-      let titles = Rendering.titles(ofMetadata: old)
-      let newFooter = removeFooter ? nil : (footer ?? titles.footer)
-      return try metadataJSON(header: header ?? titles.header ?? "", footer: newFooter).text
-    }
-    context.out.line("set section \(index)")
-  }
-
-  private static func runImport(_ invocation: Invocation, _ context: Context) throws {
-    let file = invocation.argument("FILE")
-    let bytes: [UInt8]
-    do {
-      bytes =
-        try file == "-"
-        ? readStandardInput() : [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-    } catch {
-      throw ListStoreError.invalidImport("cannot read \(file): \(describe(error))")
-    }
-    let contents = try ImportFile.parse(bytes, name: file).sections
-    let name = invocation.argument("LIST")
-    _ = try context.repository().createList(name, contents: contents)
-    let items = contents.reduce(0) { $0 + $1.items.count }
-    context.out.line(
-      "imported \(quoted(name)): \(Rendering.counted(contents.count, "section")), "
-        + Rendering.counted(items, "item"))
+    context.out.line(try operation.perform(on: list))
   }
 
   private static func runDemo(_ invocation: Invocation, _ context: Context) throws {
@@ -379,36 +317,9 @@ enum Commands {
 
   /// Header and footer as the CLI stores them.
   static func metadataJSON(header: String, footer: String?) throws(ListStoreError) -> RawJSON {
-    Rendering.metadataJSON(header: header, footer: footer)
-  }
-
-  /// VALUE as JSON text: a string unless --json, then checked to be JSON.
-  private static func itemValue(_ invocation: Invocation) throws -> RawJSON {
-    let text = invocation.argument("VALUE")
-    guard invocation.flag("json") else { return RawJSON(JSONText.quote(text)) }
-    let bytes = Array(text.utf8)
-    do {
-      _ = try JSONSyntax.parse(bytes)
-    } catch  where error.isNumberOutOfRange {
-      throw CommandError("cannot store \(text.debugDescription): \(error.message)")
-    } catch {
-      throw ListStoreError.invalidJSON(
-        "\(text.debugDescription) at \(error.place(in: bytes)): \(error.message) (leave out --json "
-          + "to store it as a string)")
-    }
-    return RawJSON(text)
-  }
-
-  private static func readStandardInput() throws -> [UInt8] {
-    var data: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65536)
-    while true {
-      let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-      if count < 0 && errno == EINTR { continue }
-      if count < 0 { throw ListStoreError.invalidImport("cannot read standard input") }
-      if count == 0 { return data }
-      data.append(contentsOf: buffer[0..<count])
-    }
+    RawJSON(
+      "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
+        + (footer.map(JSONText.quote) ?? "null") + "}")
   }
 
   static func describe(_ error: any Error) -> String {

@@ -1,4 +1,5 @@
 import ListStore
+import ListStoreFormats
 import ListStorePostgreSQL
 
 #if canImport(Glibc)

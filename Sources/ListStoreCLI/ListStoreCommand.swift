@@ -1,4 +1,5 @@
 import ListStore
+import ListStoreFormats
 
 /// The `liststore` program: parses a command line, runs the command, prints its
 /// output or one `error:` line, and returns the exit status (0, 1 or 64).
@@ -8,10 +9,11 @@ public enum ListStoreCommand {
 
   /// The environment variables `liststore` reads: the database path
   /// (`LISTSTORE_DB`, `XDG_DATA_HOME`, `HOME`), `LISTSTORE_BUSY_TIMEOUT` (seconds a
-  /// write waits for another writer) and `LISTSTORE_MAX_PAGE_COUNT` (a size limit,
-  /// for tests).
+  /// write waits for another writer), `LISTSTORE_MAX_PAGE_COUNT` (a size limit, for
+  /// tests) and `LISTSTORE_PROGRESS_DELAY` (seconds before a progress line appears).
   public static let environmentVariables = [
     "LISTSTORE_DB", "XDG_DATA_HOME", "HOME", "LISTSTORE_BUSY_TIMEOUT", "LISTSTORE_MAX_PAGE_COUNT",
+    "LISTSTORE_PROGRESS_DELAY",
   ]
 
   /// Runs one command line.
@@ -86,7 +88,8 @@ public enum ListStoreCommand {
     liststore — sectioned lists in SQLite that programs can watch.
 
     A list holds ordered sections (a header and a footer) of ordered items (a string
-    or any JSON value). Items are addressed as SECTION:ROW, both zero-based.
+    or any JSON value). Items are addressed as SECTION:ROW, both zero-based, or by id
+    as '#42' (quoted: the shell reads # as a comment); sections by index or '#ID'.
     """
 
   static let footer = """

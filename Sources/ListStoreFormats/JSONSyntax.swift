@@ -69,6 +69,17 @@ package enum JSONSyntax {
     /// Whether the text is valid JSON whose number is too large to use.
     package var isNumberOutOfRange = false
 
+    /// A failure `message` at `offset`, which is on `line` at `column`.
+    package init(
+      message: String, offset: Int, line: Int, column: Int, isNumberOutOfRange: Bool = false
+    ) {
+      self.message = message
+      self.offset = offset
+      self.line = line
+      self.column = column
+      self.isNumberOutOfRange = isNumberOutOfRange
+    }
+
     /// "line 3, column 14", or "column 14" for one-line text.
     package func place(in bytes: [UInt8]) -> String {
       bytes.contains(0x0A) ? "line \(line), column \(column)" : "column \(column)"

@@ -152,7 +152,13 @@ import Testing
     (["item", "add", "l", "0", "v", "--at"], "option --at needs a value"),
     (["item", "add", "l", "0", "v", "--at", "x"], "--at must be a zero-based index"),
     (["item", "add", "l", "0", "v", "--jsn"], "did you mean '--json'?"),
-    (["item", "rm", "l", "0-1"], "SECTION:ROW must be SECTION:ROW"),
+    (["item", "rm", "l", "0-1"], "ITEM must be SECTION:ROW with two zero-based numbers"),
+    (["item", "rm", "l", "#x"], "or an id like #42"),
+    (["item", "move", "l", "0:1"], "missing TO (or --before or --after)"),
+    (["item", "move", "l", "0:1", "1:0", "--after", "#2"], "give TO or --after, not both"),
+    (["item", "add", "l", "0", "v", "--at", "1", "--before", "#2"], "cannot be used together"),
+    (["item", "add", "l", "0", "v", "--before", "2"], "--before must be SECTION:ROW"),
+    (["section", "move", "l", "#1", "--before", "x"], "--before must be a zero-based index"),
     (["item", "move", "l", "0:1", "1"], "TO must be SECTION:ROW"),
     (["show", "l", "extra"], "unexpected argument \"extra\""),
     (["show", "l", "--json=yes"], "option --json takes no value"),
@@ -179,8 +185,8 @@ import Testing
     let result = try cli("item", "add", "l")
     #expect(
       result.stderr == """
-        error: missing SECTION VALUE
-        Usage: liststore item add LIST SECTION VALUE [--at ROW] [--json]
+        error: missing SECTION VALUE (quote an id, like '#42': the shell reads # as a comment)
+        Usage: liststore item add LIST SECTION VALUE [--at ROW] [--before ITEM] [--after ITEM] [--json]
         See 'liststore item add --help'.
 
         """)

@@ -26,6 +26,9 @@ enum Main {
     ("B8", PostgresCrossProcessBenchmark.run),
     ("B9", PostgresInsertBenchmark.run),
     ("B10", PostgresObserveBenchmark.run),
+    ("B11", ImportBenchmark.run),
+    ("B12", ExportBenchmark.run),
+    ("B13", ReplaceBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {

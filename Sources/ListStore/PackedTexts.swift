@@ -1,0 +1,120 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Many short texts (JSON values, position keys) packed into one byte buffer and
+/// addressed by number: reading a list of a million rows makes two arrays, not a
+/// million strings.
+struct PackedTexts {
+  /// Every text's bytes, one after the other.
+  private(set) var bytes: [UInt8] = []
+  /// Where each text ends in `bytes`; text `i` starts where text `i - 1` ends.
+  private(set) var ends: [Int] = []
+
+  init() {}
+
+  /// The number of texts.
+  var count: Int { ends.count }
+
+  mutating func reserveCapacity(texts: Int, bytes byteCount: Int) {
+    ends.reserveCapacity(texts)
+    bytes.reserveCapacity(byteCount)
+  }
+
+  /// Appends a text.
+  mutating func append(_ text: String) {
+    var text = text
+    text.withUTF8 { append($0) }
+  }
+
+  /// Appends a text given as UTF-8 bytes.
+  mutating func append(_ text: UnsafeBufferPointer<UInt8>) {
+    bytes.append(contentsOf: text)
+    ends.append(bytes.count)
+  }
+
+  /// Appends the text of column `column` of the statement's current row.
+  mutating func append(column: Int32, of statement: any DatabaseStatement) {
+    statement.withUTF8(at: column) { bytes.append(contentsOf: $0) }
+    ends.append(bytes.count)
+  }
+
+  /// Appends `text` as a JSON string literal: what ListStore stores for a `String`.
+  mutating func appendJSONString(_ text: String) {
+    var text = text
+    text.withUTF8 { utf8 in
+      if Self.needsEscaping(utf8) {
+        bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
+      } else {
+        // The common case: nothing to escape.
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(contentsOf: utf8)
+        bytes.append(UInt8(ascii: "\""))
+      }
+    }
+    ends.append(bytes.count)
+  }
+
+  /// Whether a string's UTF-8 bytes hold a quote, a backslash or a control character,
+  /// checked eight bytes at a time.
+  static func needsEscaping(_ utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    /// Whether some byte of `word` is zero.
+    func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    var index = 0
+    if let base = UnsafeRawPointer(utf8.baseAddress) {
+      while index + 8 <= utf8.count {
+        let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        // A byte below 0x20, or equal to '"' or '\\'.
+        if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
+          || hasZero(word ^ (0x5C &* ones))
+        {
+          return true
+        }
+        index += 8
+      }
+    }
+    while index < utf8.count {
+      let byte = utf8[index]
+      if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+      index += 1
+    }
+    return false
+  }
+
+  /// Appends the bytes `body` writes into the buffer as one text.
+  mutating func append(writing body: (inout [UInt8]) throws -> Void) rethrows {
+    try body(&bytes)
+    ends.append(bytes.count)
+  }
+
+  /// Where text `index` is in `bytes`.
+  func range(_ index: Int) -> Range<Int> {
+    (index == 0 ? 0 : ends[index - 1])..<ends[index]
+  }
+
+  /// Text `index` as a string.
+  func string(_ index: Int) -> String {
+    let range = range(index)
+    return bytes.withUnsafeBufferPointer {
+      String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self)
+    }
+  }
+
+  /// Whether text `index` has the same bytes as text `otherIndex` of `other`.
+  func equals(_ index: Int, _ other: PackedTexts, _ otherIndex: Int) -> Bool {
+    let mine = range(index)
+    let theirs = other.range(otherIndex)
+    guard mine.count == theirs.count else { return false }
+    guard !mine.isEmpty else { return true }
+    return bytes.withUnsafeBufferPointer { left in
+      other.bytes.withUnsafeBufferPointer { right in
+        guard let left = left.baseAddress, let right = right.baseAddress else { return false }
+        return memcmp(left + mine.lowerBound, right + theirs.lowerBound, mine.count) == 0
+      }
+    }
+  }
+}
