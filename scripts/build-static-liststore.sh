@@ -28,6 +28,17 @@ Libs: -L\${libdir} -lsqlite3 -lm
 Cflags: $(pkg-config --cflags sqlite3)
 PC
 
+# SwiftPM reads .pc files itself and passes their library folder on: libpq's would put
+# the system's folder, and its libsqlite3.so, ahead of the archive. A libpq.pc without
+# it leaves libpq to the linker's default folders.
+cat > "$static/libpq.pc" <<PC
+Name: libpq
+Description: PostgreSQL's client library, from the system's default folders
+Version: $(pkg-config --modversion libpq)
+Libs: -lpq
+Cflags: $(pkg-config --cflags libpq)
+PC
+
 PKG_CONFIG_PATH=$static swift build -c release --static-swift-stdlib --product liststore "$@"
 if ldd .build/release/liststore | grep -q libsqlite3; then
   echo "error: .build/release/liststore still loads libsqlite3.so" >&2
