@@ -30,15 +30,15 @@ import Testing
     }
   }
 
-  /// The listener's session: the one that ran `LISTEN` and since then only its catch-up
-  /// check of the log and empty pings, never a transaction (which every other session
-  /// of a repository ends its work with).
+  /// The listener's session: the one named `liststore listener`. (Telling it by what it
+  /// ran last would take a session that has just connected, whose query is empty, for it.)
   static func listenerPID(_ admin: PGConnection, database: String, role: String) throws -> Int32? {
-    let candidates = try sessions(admin, database: database, role: role).filter { session in
-      session.query.hasPrefix("LISTEN") || session.query.hasPrefix("SELECT greatest(")
-        || session.query.isEmpty
-    }
-    return candidates.count == 1 ? candidates[0].pid : nil
+    let rows = try admin.query(
+      """
+      SELECT pid FROM pg_stat_activity
+      WHERE datname = $1 AND usename = $2 AND application_name = 'liststore listener'
+      """, database, role)
+    return rows.rowCount == 1 ? Int32(try rows.int64(row: 0, column: 0)) : nil
   }
 
   @Test func watchResumesAfterAServerRestartWithNothingLostAndOneLineOnStandardError() throws {
