@@ -219,23 +219,41 @@ final class JSONTextEncoder {
       break
     }
     if sorted { return }
-    var order = Array(fields[first...])
-    var failure: GiveUp?
-    order.sort { a, b in
-      do {
-        return try precedes(a, b)
-      } catch {
-        failure = GiveUp()
-        return false
+    if count <= 16 {
+      // Insertion sort in place: objects are small. Every field is compared with the one
+      // that ends up before it, so a repeated key is found.
+      for index in (first + 1)..<fields.count {
+        let field = fields[index]
+        var slot = index
+        while slot > first, try precedes(field, fields[slot - 1]) {
+          fields[slot] = fields[slot - 1]
+          slot -= 1
+        }
+        fields[slot] = field
+      }
+    } else {
+      var failed = false
+      fields[first...].sort { a, b in
+        do {
+          return try precedes(a, b)
+        } catch {
+          failed = true
+          return false
+        }
+      }
+      if failed { throw giveUp() }
+      for index in (first + 1)..<fields.count where try !precedes(fields[index - 1], fields[index])
+      {
+        throw giveUp()
       }
     }
-    if let failure { throw failure }
     let body = frame.start + 1
     scratch.removeAll(keepingCapacity: true)
     scratch.append(contentsOf: bytes[body...])
     bytes.removeSubrange(body...)
-    for (position, field) in order.enumerated() {
-      if position > 0 { bytes.append(UInt8(ascii: ",")) }
+    for index in first..<fields.count {
+      if index > first { bytes.append(UInt8(ascii: ",")) }
+      let field = fields[index]
       bytes.append(contentsOf: scratch[(field.keyStart - 1 - body)..<(field.end - body)])
     }
   }

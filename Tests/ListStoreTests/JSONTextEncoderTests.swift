@@ -353,6 +353,8 @@ private struct Encodings {
       Entry(name: "a/b \"quoted\" \\ tab\t nul\u{0} é 🎉", count: .min),
       ["b": 1, "a": 2, "B": 3, "10": 4, "9": 5, "é": 6, "e": 7, "Z": 8],
       [1: "one", 10: "ten", 2: "two", -1: "minus one"],
+      // More fields than the insertion sort takes.
+      Dictionary(uniqueKeysWithValues: (0..<60).map { ("K\($0 * 37 % 60)é\($0 % 3)", $0) }),
       [Entry?.none, Entry(name: "x", count: 1)],
       [[1.5, -0.0, 0.1, 1e21, .leastNonzeroMagnitude], [Double.greatestFiniteMagnitude]],
       [Float(0.1), 1e-7, 16_777_216, -0.0],
