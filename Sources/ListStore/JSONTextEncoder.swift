@@ -16,7 +16,9 @@ import FoundationEssentials
 /// `JSONEncoder` reports them exactly as before.
 ///
 /// One instance encodes one value at a time and is reused for many (it keeps its
-/// buffers); it is not thread-safe.
+/// buffers); it is not thread-safe. Its buffers skip the runtime's exclusivity checks
+/// (`@exclusivity(unchecked)`, a tenth of the work per value otherwise): no access to
+/// them spans a call into the value's own code.
 ///
 /// Keys are sorted by their UTF-8 bytes, as swift-foundation's `JSONWriter` sorts them
 /// outside Apple's frameworks; the differential tests pin that down.
@@ -73,13 +75,13 @@ final class JSONTextEncoder {
   static let maximumDepth = 256
 
   /// The JSON text of the value being written.
-  var bytes: [UInt8] = []
+  @exclusivity(unchecked) var bytes: [UInt8] = []
   /// A copy of an object's fields while they are written back in key order.
-  var scratch: [UInt8] = []
+  @exclusivity(unchecked) var scratch: [UInt8] = []
   /// The levels of the value being written, outermost first.
-  var frames: [Frame] = []
+  @exclusivity(unchecked) var frames: [Frame] = []
   /// The fields of the open objects, innermost last.
-  var fields: [Field] = []
+  @exclusivity(unchecked) var fields: [Field] = []
   /// The next frame id.
   var nextID = 1
   /// Whether the current value gave up; once set, every operation throws or does nothing.
@@ -247,14 +249,26 @@ final class JSONTextEncoder {
         throw giveUp()
       }
     }
+    // The fields in key order take exactly the bytes they took: write them back in place.
     let body = frame.start + 1
     scratch.removeAll(keepingCapacity: true)
     scratch.append(contentsOf: bytes[body...])
-    bytes.removeSubrange(body...)
-    for index in first..<fields.count {
-      if index > first { bytes.append(UInt8(ascii: ",")) }
-      let field = fields[index]
-      bytes.append(contentsOf: scratch[(field.keyStart - 1 - body)..<(field.end - body)])
+    bytes.withUnsafeMutableBufferPointer { output in
+      scratch.withUnsafeBufferPointer { input in
+        guard let output = output.baseAddress, let input = input.baseAddress else { return }
+        var position = body
+        for index in first..<fields.count {
+          if index > first {
+            output[position] = UInt8(ascii: ",")
+            position += 1
+          }
+          let field = fields[index]
+          let start = field.keyStart - 1 - body
+          let count = field.end - body - start
+          (output + position).update(from: input + start, count: count)
+          position += count
+        }
+      }
     }
   }
 
@@ -324,7 +338,7 @@ final class JSONTextEncoder {
     if Value.self == String.self {
       writeString(unsafeBitCast(value, to: String.self))
     } else if Value.self == Int.self {
-      writeInteger(unsafeBitCast(value, to: Int.self))
+      writeInteger(Int64(unsafeBitCast(value, to: Int.self)))
     } else if Value.self == Bool.self {
       writeBool(unsafeBitCast(value, to: Bool.self))
     } else if Value.self == Double.self {
@@ -405,22 +419,24 @@ final class JSONTextEncoder {
 
   /// Writes an integer in decimal.
   /// - Parameter value: The integer (at most 64 bits).
-  func writeInteger<Integer: FixedWidthInteger>(_ value: Integer) {
+  func writeInteger(_ value: Int64) {
     if value < 0 { bytes.append(UInt8(ascii: "-")) }
-    var rest = UInt64(value.magnitude)
-    var digits = 1
-    var scale: UInt64 = 10
-    while digits < 20, rest >= scale {
-      digits += 1
-      scale &*= 10
-    }
-    let start = bytes.count
-    bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: digits))
-    var position = start + digits - 1
-    while rest > 0 {
-      bytes[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-      rest /= 10
-      position -= 1
+    writeInteger(value.magnitude)
+  }
+
+  /// Writes an unsigned integer in decimal.
+  /// - Parameter value: The integer.
+  func writeInteger(_ value: UInt64) {
+    var rest = value
+    // The digits from the right, on the stack, then appended at once.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+      var start = digits.count
+      repeat {
+        start -= 1
+        digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+        rest /= 10
+      } while rest > 0
+      bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
     }
   }
 
@@ -587,7 +603,18 @@ extension JSONTextEncoder {
     ///   - value: The value.
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    private mutating func encodeInteger(_ value: some FixedWidthInteger, forKey key: Key) throws {
+    private mutating func encodeInteger(_ value: Int64, forKey key: Key) throws {
+      let field = try begin(key)
+      encoder.writeInteger(value)
+      end(field)
+    }
+
+    /// Writes an unsigned integer field.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - key: The key.
+    /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
+    private mutating func encodeInteger(_ value: UInt64, forKey key: Key) throws {
       let field = try begin(key)
       encoder.writeInteger(value)
       end(field)
@@ -599,7 +626,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: Int, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(Int64(value), forKey: key)
     }
 
     /// Writes an `Int8` field.
@@ -608,7 +635,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: Int8, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(Int64(value), forKey: key)
     }
 
     /// Writes an `Int16` field.
@@ -617,7 +644,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: Int16, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(Int64(value), forKey: key)
     }
 
     /// Writes an `Int32` field.
@@ -626,7 +653,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: Int32, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(Int64(value), forKey: key)
     }
 
     /// Writes an `Int64` field.
@@ -635,7 +662,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: Int64, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(Int64(value), forKey: key)
     }
 
     /// Writes a `UInt` field.
@@ -644,7 +671,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: UInt, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(UInt64(value), forKey: key)
     }
 
     /// Writes a `UInt8` field.
@@ -653,7 +680,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: UInt8, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(UInt64(value), forKey: key)
     }
 
     /// Writes a `UInt16` field.
@@ -662,7 +689,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: UInt16, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(UInt64(value), forKey: key)
     }
 
     /// Writes a `UInt32` field.
@@ -671,7 +698,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: UInt32, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(UInt64(value), forKey: key)
     }
 
     /// Writes a `UInt64` field.
@@ -680,7 +707,7 @@ extension JSONTextEncoder {
     ///   - key: The key.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
-      try encodeInteger(value, forKey: key)
+      try encodeInteger(UInt64(value), forKey: key)
     }
 
     /// Writes a field of any other type.
@@ -850,7 +877,15 @@ extension JSONTextEncoder {
     /// Writes an integer.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    private mutating func encodeInteger(_ value: some FixedWidthInteger) throws {
+    private mutating func encodeInteger(_ value: Int64) throws {
+      _ = try begin()
+      encoder.writeInteger(value)
+    }
+
+    /// Writes an unsigned integer.
+    /// - Parameter value: The value.
+    /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
+    private mutating func encodeInteger(_ value: UInt64) throws {
       _ = try begin()
       encoder.writeInteger(value)
     }
@@ -858,43 +893,43 @@ extension JSONTextEncoder {
     /// Writes an `Int`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int8`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int8) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int8) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int16`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int16) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int16) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int32`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int32) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int32) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int64`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int64) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int64) throws { try encodeInteger(Int64(value)) }
     /// Writes a `UInt`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt8`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt8) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt16`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt16) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt32`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt32) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt64`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { try encodeInteger(UInt64(value)) }
 
     /// Writes an element of any other type.
     /// - Parameter value: The value.
@@ -1018,7 +1053,15 @@ extension JSONTextEncoder {
     /// Writes an integer.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    private mutating func encodeInteger(_ value: some FixedWidthInteger) throws {
+    private mutating func encodeInteger(_ value: Int64) throws {
+      try begin()
+      encoder.writeInteger(value)
+    }
+
+    /// Writes an unsigned integer.
+    /// - Parameter value: The value.
+    /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
+    private mutating func encodeInteger(_ value: UInt64) throws {
       try begin()
       encoder.writeInteger(value)
     }
@@ -1026,43 +1069,43 @@ extension JSONTextEncoder {
     /// Writes an `Int`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int8`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int8) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int8) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int16`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int16) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int16) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int32`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int32) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int32) throws { try encodeInteger(Int64(value)) }
     /// Writes an `Int64`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: Int64) throws { try encodeInteger(value) }
+    mutating func encode(_ value: Int64) throws { try encodeInteger(Int64(value)) }
     /// Writes a `UInt`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt8`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt8) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt8) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt16`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt16) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt16) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt32`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt32) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt32) throws { try encodeInteger(UInt64(value)) }
     /// Writes a `UInt64`.
     /// - Parameter value: The value.
     /// - Throws: ``JSONTextEncoder/GiveUp`` where the fast path gives up.
-    mutating func encode(_ value: UInt64) throws { try encodeInteger(value) }
+    mutating func encode(_ value: UInt64) throws { try encodeInteger(UInt64(value)) }
 
     /// Writes a value of any other type, in a frame of its own with the same path.
     /// - Parameter value: The value.
