@@ -454,8 +454,10 @@ final class JSONTextEncoder {
 }
 
 extension JSONTextEncoder: Encoder {
-  /// The keys of the value being encoded.
-  var codingPath: [any CodingKey] { codingPath(through: frames.count - 1) }
+  /// The keys of the value being encoded (not those of the nested containers it opened).
+  var codingPath: [any CodingKey] {
+    codingPath(through: frames.lastIndex { !$0.isNestedContainer } ?? -1)
+  }
 
   /// None, as for the `JSONEncoder` ListStore used.
   var userInfo: [CodingUserInfoKey: Any] { [:] }

@@ -21,6 +21,11 @@ private struct AnyKey: CodingKey {
   }
 }
 
+/// The keys of a coding path as text: string and integer values.
+private func describe(_ path: [any CodingKey]) -> String {
+  path.map { "\($0.stringValue)/\($0.intValue.map(String.init) ?? "-")" }.joined(separator: ".")
+}
+
 /// A value of random shape, encoded through every kind of container.
 private indirect enum Shape: Encodable {
   case string(String)
@@ -436,6 +441,35 @@ private struct Encodings {
       #expect(encodings.fast == nil, "\(value)")
       #expect(encodings.storedMatches, "\(value)")
     }
+  }
+
+  /// 128-bit integers, which the fast path leaves to the standard library's defaults,
+  /// and coding paths, which a value may read, are as with `JSONEncoder`.
+  @Test func wideIntegersAndCodingPaths() throws {
+    struct Wide: Encodable {
+      var big = Int128.min
+      var huge = UInt128.max
+    }
+    /// Writes the coding paths it sees as its fields.
+    struct Paths: Encodable {
+      var inner: [Path] = [Path(), Path()]
+      struct Path: Encodable {
+        func encode(to encoder: any Encoder) throws {
+          var container = encoder.container(keyedBy: AnyKey.self)
+          var nested = container.nestedContainer(keyedBy: AnyKey.self, forKey: AnyKey("n"))
+          try nested.encode(describe(nested.codingPath), forKey: AnyKey("nested"))
+          try container.encode(describe(encoder.codingPath), forKey: AnyKey("encoder"))
+          try container.encode(describe(container.codingPath), forKey: AnyKey("container"))
+        }
+      }
+    }
+    let values: [any Encodable] = [Wide(), [Int128(5), -Int128(5)], Paths()]
+    for value in values {
+      let encodings = Encodings(value)
+      #expect(encodings.fast == nil || encodings.fast == encodings.reference, "\(value)")
+      #expect(encodings.storedMatches, "\(value)")
+    }
+    #expect(Encodings(Paths()).fast != nil)
   }
 
   /// Non-finite floats and the value's own errors throw `encodingFailed` with
