@@ -277,7 +277,8 @@ package enum ValueCoder {
   }
 
   /// An encoder of `Value`s into JSON text, chosen once per type rather than per
-  /// value; for general `Codable` types it reuses one `JSONEncoder`.
+  /// value; general `Codable` types go through one ``JSONTextEncoder``, falling back to
+  /// one `JSONEncoder` (made when first needed) for what it does not cover.
   static func encoder<Value: Encodable>(for type: Value.Type) -> (Value) throws(ListStoreError) ->
     String
   {
@@ -295,16 +296,45 @@ package enum ValueCoder {
           + (metadata.footer.map(JSONText.quote) ?? "null") + "}"
       }
     }
-    let encoder = JSONEncoder()
-    // Sorted keys: equal values are stored as equal text.
-    encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+    let fast = JSONTextEncoder()
+    var fallback: JSONEncoder?
     return { value throws(ListStoreError) in
+      // The fast path writes the same text as `JSONEncoder`; once a value's type or
+      // shape made it give up, the rest of the batch goes straight to `JSONEncoder`.
+      if !fast.unsupportedShape, let text = fast.encode(value) { return text }
+      let encoder = fallback ?? makeJSONEncoder()
+      fallback = encoder
       do {
         return String(decoding: try encoder.encode(value), as: UTF8.self)
       } catch {
         throw .encodingFailed("\(error)")
       }
     }
+  }
+
+  /// The `JSONEncoder` whose text ListStore stores, which ``JSONTextEncoder`` reproduces.
+  /// - Returns: An encoder with sorted keys (equal values are stored as equal text) and
+  ///   slashes unescaped.
+  static func makeJSONEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.withoutEscapingSlashes, .sortedKeys]
+    return encoder
+  }
+
+  /// The text of `value` from the fast path alone, or `nil` where it would fall back to
+  /// `JSONEncoder` (for tests comparing the two).
+  /// - Parameter value: The value.
+  /// - Returns: The JSON text, or `nil`.
+  package static func fastEncode<Value: Encodable>(_ value: Value) -> String? {
+    JSONTextEncoder().encode(value)
+  }
+
+  /// The text `JSONEncoder` gives `value` with ListStore's options, or `nil` when it
+  /// throws (for tests comparing it with the fast path).
+  /// - Parameter value: The value.
+  /// - Returns: The JSON text, or `nil`.
+  package static func referenceEncode<Value: Encodable>(_ value: Value) -> String? {
+    (try? makeJSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// Encodes many values with one encoder.
