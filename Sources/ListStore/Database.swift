@@ -97,10 +97,11 @@ package protocol DatabaseConnection: AnyObject {
   /// Whether a transaction is under way.
   var isInTransaction: Bool { get }
   /// Appends items at the end of a section — after every row already there, with the
-  /// given ascending keys — as fast as the engine can, returning their ids in order;
-  /// `nil` when the engine has no faster way than one `INSERT` per row (the caller
-  /// then does that).
-  func appendItems(sectionID: Int64, keys: [String], values: [String]) throws -> [Int64]?
+  /// given ascending keys — as fast as the engine can, returning their ids in order.
+  /// `checkingJSON`: whether the values may not be JSON text yet and must be checked
+  /// (and, where the engine does so, normalized) as a single-row insert would.
+  func appendItems(sectionID: Int64, keys: [String], values: [String], checkingJSON: Bool)
+    throws -> [Int64]
   /// Rows this connection has read so far (for tests and benchmarks).
   var rowsRead: Int { get }
 }

@@ -199,27 +199,12 @@ struct ListRows {
       sectionID, position, value)
   }
 
-  /// Appends many items to one section with one prepared statement.
+  /// Appends many items to one section, the engine's fastest way.
   func appendItems(values: [String], sectionID: Int64) throws -> [Int64] {
     let keys = try PositionKey.keys(
       between: try lastItemPosition(sectionID: sectionID), nil, count: values.count)
-    if let ids = try db.appendItems(sectionID: sectionID, keys: keys, values: values) {
-      return ids
-    }
-    let insert = try db.cached(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id"
-    )
-    var ids: [Int64] = []
-    ids.reserveCapacity(values.count)
-    for (value, key) in zip(values, keys) {
-      try insert.bind(sectionID, at: 1)
-      try insert.bind(key, at: 2)
-      try insert.bind(value, at: 3)
-      guard try insert.step() else { throw NeedsReload(reason: "the insert returned no id") }
-      ids.append(insert.int64(at: 0))
-      insert.reset()
-    }
-    return ids
+    return try db.appendItems(
+      sectionID: sectionID, keys: keys, values: values, checkingJSON: !canonicalValues)
   }
 
   private func lastItemPosition(sectionID: Int64) throws -> String? {

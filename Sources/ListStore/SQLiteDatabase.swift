@@ -58,8 +58,28 @@ final class SQLiteDatabase: DatabaseConnection {
 
   var isInTransaction: Bool { connection.isInTransaction }
 
-  /// One prepared `INSERT` per row is SQLite's fastest way.
-  func appendItems(sectionID: Int64, keys: [String], values: [String]) throws -> [Int64]? { nil }
+  /// One prepared `INSERT` per row, SQLite's fastest way, stepped directly: each id is the
+  /// connection's last inserted rowid (what the change log's triggers insert does not
+  /// count once they end), which costs less than `RETURNING`.
+  func appendItems(sectionID: Int64, keys: [String], values: [String], checkingJSON: Bool)
+    throws -> [Int64]
+  {
+    let insert = try connection.cachedStatement(
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, "
+        + (checkingJSON ? Self.dialect.checkedJSONParameter : "?") + ")")
+    defer { insert.reset() }
+    var ids: [Int64] = []
+    ids.reserveCapacity(values.count)
+    for (key, value) in zip(keys, values) {
+      try insert.bind(sectionID, at: 1)
+      try insert.bind(key, at: 2)
+      try insert.bind(value, at: 3)
+      _ = try insert.step()
+      ids.append(connection.lastInsertRowID)
+      insert.reset()
+    }
+    return ids
+  }
 
   var rowsRead: Int { connection.rowsRead }
 }

@@ -91,7 +91,10 @@ final class PostgreSQLDatabase: DatabaseConnection {
   /// `COPY` the rows in, then read their ids back in key order: they are the section's
   /// rows at or after the first new key, since the keys come after every row there and
   /// this transaction holds the lock that orders writers.
-  func appendItems(sectionID: Int64, keys: [String], values: [String]) throws -> [Int64]? {
+  /// The `json` column checks each value, whatever `checkingJSON` says.
+  func appendItems(sectionID: Int64, keys: [String], values: [String], checkingJSON: Bool)
+    throws -> [Int64]
+  {
     guard let first = keys.first else { return [] }
     let section = String(sectionID)
     try connection.copyIn("COPY items(section_id, position, value) FROM STDIN") { writer in
