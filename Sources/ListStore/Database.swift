@@ -96,6 +96,10 @@ package protocol DatabaseConnection: AnyObject {
   func savepoint<Result>(_ body: () throws -> Result) throws -> Result
   /// Whether a transaction is under way.
   var isInTransaction: Bool { get }
+  /// Runs `sql`, an `INSERT` of one row whose table has an `id` column, with `values`
+  /// bound in order, and returns the new row's id (SQLite: the connection's last rowid;
+  /// other engines: `RETURNING id`).
+  func insert(_ sql: String, _ values: [SQLValue]) throws -> Int64
   /// Appends items at the end of a section — after every row already there, with the
   /// given ascending keys — as fast as the engine can, returning their ids in order.
   /// `checkingJSON`: whether the values may not be JSON text yet and must be checked

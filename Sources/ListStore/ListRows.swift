@@ -22,9 +22,7 @@ struct ListRows {
 
   /// Inserts a list row; returns its id.
   static func insertList(named name: String, db: any DatabaseConnection) throws -> Int64 {
-    guard let id = try db.scalarInt64("INSERT INTO lists(name) VALUES (?) RETURNING id", name)
-    else { throw NeedsReload(reason: "the insert returned no id") }
-    return id
+    try db.insert("INSERT INTO lists(name) VALUES (?)", [.text(name)])
   }
 
   /// Runs `body` on the rows of list `listID`; when it fails because the list is gone
@@ -56,13 +54,9 @@ struct ListRows {
     canonical ? "?" : db.dialect.checkedJSONParameter
   }
 
-  /// Runs an `INSERT … RETURNING id` and returns the id.
+  /// Runs an `INSERT` of one row and returns its id.
   private func inserted(_ sql: String, _ values: any SQLBindable...) throws -> Int64 {
-    let statement = try db.cached(sql)
-    try statement.bind(values)
-    defer { statement.reset() }
-    guard try statement.step() else { throw NeedsReload(reason: "the insert returned no id") }
-    return statement.int64(at: 0)
+    try db.insert(sql, values.map(\.sqlValue))
   }
 
   // MARK: Sections
@@ -119,7 +113,7 @@ struct ListRows {
       position = try PositionKey.between(last, nil)
     }
     return try inserted(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata))) RETURNING id",
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
       listID, position, metadata)
   }
 
@@ -195,7 +189,7 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
       sectionID, position, value)
   }
 
@@ -283,7 +277,7 @@ struct ListRows {
   func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
       section, try PositionKey.between(lower, upper), value)
   }
 
@@ -343,7 +337,7 @@ struct ListRows {
   func insertSection(metadata: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (lower, upper) = try sectionGap(nextTo: neighbor, after: after)
     return try inserted(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata))) RETURNING id",
+      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
       listID, try PositionKey.between(lower, upper), metadata)
   }
 
@@ -372,7 +366,7 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues))) RETURNING id",
+      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
       sectionID, position, value)
   }
 

@@ -454,18 +454,12 @@ struct ListSync {
     }
 
     private func inserted(_ sql: String, _ values: [SQLValue]) throws -> Int64 {
-      let statement = try db.cached(sql)
-      for (offset, value) in values.enumerated() {
-        try statement.bind(value, at: Int32(offset + 1))
-      }
-      defer { statement.reset() }
-      guard try statement.step() else { throw NeedsReload(reason: "the insert returned no id") }
-      return statement.int64(at: 0)
+      try db.insert(sql, values)
     }
 
     func insertSection(key: String, metadata json: String) throws -> Int64 {
       try inserted(
-        "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(metadata)) RETURNING id",
+        "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(metadata))",
         [.integer(listID), .text(key), .text(json)])
     }
 
@@ -490,7 +484,7 @@ struct ListSync {
 
     func insertItem(section: Int64, key: String, value json: String) throws -> Int64 {
       try inserted(
-        "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(value)) RETURNING id",
+        "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(value))",
         [.integer(section), .text(key), .text(json)])
     }
 

@@ -58,6 +58,16 @@ final class SQLiteDatabase: DatabaseConnection {
 
   var isInTransaction: Bool { connection.isInTransaction }
 
+  func insert(_ sql: String, _ values: [SQLValue]) throws -> Int64 {
+    let statement = try cached(sql)
+    defer { statement.reset() }
+    for (offset, value) in values.enumerated() {
+      try statement.bind(value, at: Int32(offset + 1))
+    }
+    _ = try statement.step()
+    return connection.lastInsertRowID
+  }
+
   /// One prepared `INSERT` per row, SQLite's fastest way, stepped directly: each id is the
   /// connection's last inserted rowid (what the change log's triggers insert does not
   /// count once they end), which costs less than `RETURNING`.

@@ -88,6 +88,18 @@ final class PostgreSQLDatabase: DatabaseConnection {
 
   var isInTransaction: Bool { connection.isInTransaction }
 
+  func insert(_ sql: String, _ values: [SQLValue]) throws -> Int64 {
+    let statement = try cached(sql + " RETURNING id")
+    defer { statement.reset() }
+    for (offset, value) in values.enumerated() {
+      try statement.bind(value, at: Int32(offset + 1))
+    }
+    guard try statement.step() else {
+      throw PGError(kind: .unexpectedValue, message: "the insert returned no id")
+    }
+    return statement.int64(at: 0)
+  }
+
   /// `COPY` the rows in, then read their ids back in key order: they are the section's
   /// rows at or after the first new key, since the keys come after every row there and
   /// this transaction holds the lock that orders writers.
