@@ -23,11 +23,11 @@ struct Report: Encodable {
     var loadAverage: [String] = []
   }
 
-  /// The table, as Markdown, with each row's note below it.
+  /// The table, as Markdown, ratios first, with each row's note below it.
   var table: String {
     var lines = [
-      "| # | measurement | ListStore median (min – max) | baseline median (min – max) | ratio "
-        + "| target | result |",
+      "| # | measurement | ratio | target | result | ListStore median (min – max) "
+        + "| baseline median (min – max) |",
       "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     var notes: [String] = []
@@ -37,9 +37,9 @@ struct Report: Encodable {
         ? "ERROR"
         : row.skipped != nil ? "SKIPPED" : row.pass.map { $0 ? "PASS" : "MISS" } ?? "—"
       lines.append(
-        "| \(row.id) | \(row.name) | \(figure(row.value, row.unit)) | "
-          + "\(figure(row.baseline, row.unit)) | \(row.ratio.map { format($0) + " ×" } ?? "—") | "
-          + "\(row.target.isEmpty ? "—" : row.target) | \(result) |")
+        "| \(row.id) | \(row.name) | \(row.ratio.map { format($0) + " ×" } ?? "—") | "
+          + "\(row.target.isEmpty ? "—" : row.target) | \(result) | "
+          + "\(figure(row.value, row.unit)) | \(figure(row.baseline, row.unit)) |")
       if let error = row.error {
         notes.append("* \(row.id) \(row.name): **error**: \(error)")
       } else if let skipped = row.skipped {
