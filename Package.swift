@@ -31,12 +31,10 @@ let package = Package(
     ),
     // SQLite wrapper: connections, statements, errors, transactions.
     .target(name: "SQLiteKit", dependencies: ["CSQLite"], swiftSettings: crossModuleOptimization),
-    // Debian's libpq-dev, for the PostgreSQL engine only: SQLite users need not install it.
-    .systemLibrary(
-      name: "CLibPQ",
-      pkgConfig: "libpq",
-      providers: [.apt(["libpq-dev"])]
-    ),
+    // Debian's libpq-dev, for the PostgreSQL engine only: its headers, and no link to
+    // libpq (no pkg-config, whose `-lpq` would add one). PostgreSQLKit loads libpq.so.5
+    // when a PostgreSQL location is first used, so SQLite users need neither package.
+    .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
     // libpq wrapper: connections, results, errors, transactions, COPY, LISTEN/NOTIFY.
     .target(
       name: "PostgreSQLKit", dependencies: ["CLibPQ"], swiftSettings: crossModuleOptimization),

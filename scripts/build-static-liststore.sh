@@ -2,7 +2,8 @@
 # Builds the self-contained `liststore`: the Swift runtime (--static-swift-stdlib) and
 # SQLite (Debian's libsqlite3-dev archive, libsqlite3.a) linked in, the schema embedded.
 # The binary then needs what every glibc system has — libc, libm, libstdc++ and
-# libgcc_s — and libpq (libpq5) for PostgreSQL (check with `ldd .build/release/liststore`).
+# libgcc_s (check with `ldd .build/release/liststore`). libpq is not linked: it is loaded
+# (dlopen) when a PostgreSQL location is first used, so only that needs libpq5.
 #
 # How: the CSQLite module links `-lsqlite3`, found through pkg-config. This script gives
 # pkg-config a sqlite3.pc whose library folder holds only the archive, so the linker
@@ -28,19 +29,12 @@ Libs: -L\${libdir} -lsqlite3 -lm
 Cflags: $(pkg-config --cflags sqlite3)
 PC
 
-# SwiftPM reads .pc files itself and passes their library folder on: libpq's would put
-# the system's folder, and its libsqlite3.so, ahead of the archive. A libpq.pc without
-# it leaves libpq to the linker's default folders.
-cat > "$static/libpq.pc" <<PC
-Name: libpq
-Description: PostgreSQL's client library, from the system's default folders
-Version: $(pkg-config --modversion libpq)
-Libs: -lpq
-Cflags: $(pkg-config --cflags libpq)
-PC
-
 PKG_CONFIG_PATH=$static swift build -c release --static-swift-stdlib --product liststore "$@"
 if ldd .build/release/liststore | grep -q libsqlite3; then
   echo "error: .build/release/liststore still loads libsqlite3.so" >&2
+  exit 1
+fi
+if ldd .build/release/liststore | grep -q libpq; then
+  echo "error: .build/release/liststore links libpq; it should load it only for PostgreSQL" >&2
   exit 1
 fi

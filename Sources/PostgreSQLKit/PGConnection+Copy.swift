@@ -23,29 +23,29 @@ extension PGConnection {
   @discardableResult
   public func copyIn(_ sql: String, _ body: (PGCopyWriter) throws -> Void) throws -> Int {
     try checkOpen(sql)
-    let start = PQexec(handle, sql)
-    guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
+    let start = pq.PQexec(handle, sql)
+    guard let start, pq.PQresultStatus(start) == PGRES_COPY_IN else {
       _ = try checked(start, sql: sql, accepting: [])
       return 0
     }
-    PQclear(start)
+    pq.PQclear(start)
     let writer = PGCopyWriter(connection: self, sql: sql)
     do {
       try body(writer)
       try writer.flush()
     } catch {
       writer.isFinished = true
-      _ = PQputCopyEnd(handle, "the client stopped the COPY")
+      _ = pq.PQputCopyEnd(handle, "the client stopped the COPY")
       drainResults()
       throw error
     }
     writer.isFinished = true
-    guard PQputCopyEnd(handle, nil) == 1 else {
+    guard pq.PQputCopyEnd(handle, nil) == 1 else {
       let failure = self.error(from: nil, sql: sql)
       drainResults()
       throw failure
     }
-    let result = try checked(PQgetResult(handle), sql: sql, accepting: [PGRES_COMMAND_OK])
+    let result = try checked(pq.PQgetResult(handle), sql: sql, accepting: [PGRES_COMMAND_OK])
     drainResults()
     return result.rowsAffected
   }
@@ -54,7 +54,7 @@ extension PGConnection {
   func putCopyData(_ bytes: [UInt8], sql: String) throws {
     let status = bytes.withUnsafeBufferPointer { buffer in
       buffer.withMemoryRebound(to: CChar.self) { chars in
-        PQputCopyData(handle, chars.baseAddress, Int32(chars.count))
+        pq.PQputCopyData(handle, chars.baseAddress, Int32(chars.count))
       }
     }
     guard status == 1 else { throw error(from: nil, sql: sql) }

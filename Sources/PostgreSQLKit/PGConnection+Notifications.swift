@@ -131,7 +131,7 @@ extension PGConnection {
   /// - Throws: ``PGError`` (`.connectionLost`) when the connection broke.
   public func pendingNotifications() throws -> [PGNotification] {
     try checkOpen()
-    guard PQconsumeInput(handle) == 1 else { throw lostConnection() }
+    guard pq.PQconsumeInput(handle) == 1 else { throw lostConnection() }
     return receivedNotifications()
   }
 
@@ -157,7 +157,7 @@ extension PGConnection {
     var notifications = try pendingNotifications()
     while notifications.isEmpty {
       if let interrupter, interrupter.consume() { return [] }
-      let socket = PQsocket(handle)
+      let socket = pq.PQsocket(handle)
       guard socket >= 0 else { throw lostConnection() }
       var milliseconds: Int32 = -1
       if let deadline {
@@ -187,13 +187,13 @@ extension PGConnection {
   /// Drains libpq's queue of received notifications.
   private func receivedNotifications() -> [PGNotification] {
     var notifications: [PGNotification] = []
-    while let notify = PQnotifies(handle) {
+    while let notify = pq.PQnotifies(handle) {
       notifications.append(
         PGNotification(
           channel: notify.pointee.relname.map { String(cString: $0) } ?? "",
           payload: notify.pointee.extra.map { String(cString: $0) } ?? "",
           processID: notify.pointee.be_pid))
-      PQfreemem(notify)
+      pq.PQfreemem(notify)
     }
     return notifications
   }

@@ -46,6 +46,9 @@ public final class PGConnection {
     "connect_timeout": "PGCONNECT_TIMEOUT", "application_name": "PGAPPNAME",
   ]
 
+  /// libpq's functions, loaded by the first connection.
+  let pq: LibPQFunctions
+
   let handle: OpaquePointer
 
   /// The connection string it was opened with, its password replaced by `***`.
@@ -77,11 +80,14 @@ public final class PGConnection {
   /// - Parameter connectionString: Where and how to connect.
   /// - Throws: ``PGError``: `.invalidConnectionString`, `.serverUnreachable`,
   ///   `.authenticationFailed`, `.databaseMissing`, `.tooManyConnections`, … Its
-  ///   message never contains the password.
+  ///   message never contains the password. `.libraryMissing` when libpq (`libpq.so.5`,
+  ///   or the library `$LISTSTORE_LIBPQ` names) cannot be loaded.
   public init(_ connectionString: String) throws {
+    let pq = try LibPQ.functions.get()
+    self.pq = pq
     passwords = ConnectionString.passwords(in: connectionString)
     redactedConnectionString = ConnectionString.redacted(connectionString)
-    let given = try Self.keywords(in: connectionString)
+    let given = try Self.keywords(in: connectionString, pq: pq)
     var keywords: [String] = []
     var values: [String] = []
     for (keyword, value) in Self.defaultParameters where !given.contains(keyword) {
@@ -94,16 +100,16 @@ public final class PGConnection {
     // The string last, as a `dbname` that libpq expands: what it sets wins.
     keywords.append("dbname")
     values.append(connectionString)
-    guard let handle = Self.connect(keywords: keywords, values: values) else {
+    guard let handle = Self.connect(keywords: keywords, values: values, pq: pq) else {
       throw PGError(kind: .other, message: "libpq could not allocate a connection")
     }
-    guard PQstatus(handle) == CONNECTION_OK else {
-      let message = Self.errorMessage(handle, passwords: passwords)
-      PQfinish(handle)
+    guard pq.PQstatus(handle) == CONNECTION_OK else {
+      let message = Self.errorMessage(handle, passwords: passwords, pq: pq)
+      pq.PQfinish(handle)
       throw PGError(kind: PGError.kind(forConnectionFailure: message), message: message)
     }
     self.handle = handle
-    PQsetNoticeReceiver(handle, ignoreNotice, nil)
+    _ = pq.PQsetNoticeReceiver(handle, ignoreNotice, nil)
   }
 
   deinit { close() }
@@ -112,10 +118,12 @@ public final class PGConnection {
   public func close() {
     guard !isClosed else { return }
     isClosed = true
-    PQfinish(handle)
+    pq.PQfinish(handle)
   }
 
-  private static func connect(keywords: [String], values: [String]) -> OpaquePointer? {
+  private static func connect(keywords: [String], values: [String], pq: LibPQFunctions)
+    -> OpaquePointer?
+  {
     let keywordPointers = keywords.map { strdup($0) } + [nil]
     let valuePointers = values.map { strdup($0) } + [nil]
     defer {
@@ -123,27 +131,29 @@ public final class PGConnection {
     }
     let constKeywords = keywordPointers.map { $0.map { UnsafePointer($0) } }
     let constValues = valuePointers.map { $0.map { UnsafePointer($0) } }
-    return PQconnectdbParams(constKeywords, constValues, 1)
+    return pq.PQconnectdbParams(constKeywords, constValues, 1)
   }
 
   /// The keywords `connectionString` sets.
   /// - Throws: ``PGError`` (`.invalidConnectionString`) when libpq cannot parse it.
-  private static func keywords(in connectionString: String) throws -> Set<String> {
+  private static func keywords(in connectionString: String, pq: LibPQFunctions) throws
+    -> Set<String>
+  {
     guard !connectionString.isEmpty else { return [] }
     var error: UnsafeMutablePointer<CChar>?
-    guard let options = PQconninfoParse(connectionString, &error) else {
+    guard let options = pq.PQconninfoParse(connectionString, &error) else {
       var message = "the connection string cannot be parsed"
       if let error {
         message = ConnectionString.scrub(
           trimmed(String(cString: error)),
           passwords: ConnectionString.passwords(in: connectionString))
-        PQfreemem(error)
+        pq.PQfreemem(error)
       }
       throw PGError(
         kind: .invalidConnectionString,
         message: message + " in \"" + ConnectionString.redacted(connectionString) + "\"")
     }
-    defer { PQconninfoFree(options) }
+    defer { pq.PQconninfoFree(options) }
     var keywords: Set<String> = []
     var option = options
     while let keyword = option.pointee.keyword {
@@ -156,8 +166,10 @@ public final class PGConnection {
   // MARK: - Errors
 
   /// libpq's current message for `handle`, trimmed and scrubbed of passwords.
-  private static func errorMessage(_ handle: OpaquePointer, passwords: [String]) -> String {
-    let text = PQerrorMessage(handle).map { String(cString: $0) } ?? ""
+  private static func errorMessage(
+    _ handle: OpaquePointer, passwords: [String], pq: LibPQFunctions
+  ) -> String {
+    let text = pq.PQerrorMessage(handle).map { String(cString: $0) } ?? ""
     let message = ConnectionString.scrub(trimmed(text), passwords: passwords)
     return message.isEmpty ? "unknown libpq error" : message
   }
@@ -169,20 +181,20 @@ public final class PGConnection {
 
   /// The error for a failed call on this connection, from `result` when there is one.
   func error(from result: OpaquePointer?, sql: String?) -> PGError {
-    let connectionBad = PQstatus(handle) != CONNECTION_OK
+    let connectionBad = pq.PQstatus(handle) != CONNECTION_OK
     guard let result else {
-      let message = Self.errorMessage(handle, passwords: passwords)
+      let message = Self.errorMessage(handle, passwords: passwords, pq: pq)
       return PGError(kind: connectionBad ? .connectionLost : .other, message: message, sql: sql)
     }
     func field(_ code: UInt8) -> String? {
-      PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
+      pq.PQresultErrorField(result, Int32(code)).map { String(cString: $0) }
     }
     let sqlState = field(UInt8(ascii: "C"))
     var message = field(UInt8(ascii: "M")) ?? ""
     if message.isEmpty {
-      message = PQresultErrorMessage(result).map { Self.trimmed(String(cString: $0)) } ?? ""
+      message = pq.PQresultErrorMessage(result).map { Self.trimmed(String(cString: $0)) } ?? ""
     }
-    if message.isEmpty { message = Self.errorMessage(handle, passwords: passwords) }
+    if message.isEmpty { message = Self.errorMessage(handle, passwords: passwords, pq: pq) }
     var kind = sqlState.map(PGError.kind(forSQLState:)) ?? .other
     if connectionBad { kind = .connectionLost }
     return PGError(
@@ -202,30 +214,30 @@ public final class PGConnection {
     throws -> PGResult
   {
     guard let result else { throw error(from: nil, sql: sql) }
-    let status = PQresultStatus(result)
-    if accepted.contains(status) { return PGResult(handle: result) }
+    let status = pq.PQresultStatus(result)
+    if accepted.contains(status) { return PGResult(handle: result, pq: pq) }
     if status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH {
-      PQclear(result)
+      pq.PQclear(result)
       abandonCopy()
       throw PGError(
         kind: .misuse, message: "COPY runs through copyIn(_:_:), not as a query", sql: sql)
     }
     if status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY {
-      let text = PQresStatus(status).map { String(cString: $0) } ?? "\(status)"
-      PQclear(result)
+      let text = pq.PQresStatus(status).map { String(cString: $0) } ?? "\(status)"
+      pq.PQclear(result)
       throw PGError(kind: .misuse, message: "unexpected result \(text)", sql: sql)
     }
     let error = error(from: result, sql: sql)
-    PQclear(result)
+    pq.PQclear(result)
     throw error
   }
 
   /// Ends a COPY the caller did not ask for, and reads the results that follow.
   private func abandonCopy() {
-    _ = PQputCopyEnd(handle, "COPY is not supported here")
+    _ = pq.PQputCopyEnd(handle, "COPY is not supported here")
     var buffer: UnsafeMutablePointer<CChar>?
-    while PQgetCopyData(handle, &buffer, 0) > 0 {
-      PQfreemem(buffer)
+    while pq.PQgetCopyData(handle, &buffer, 0) > 0 {
+      pq.PQfreemem(buffer)
       buffer = nil
     }
     drainResults()
@@ -233,7 +245,7 @@ public final class PGConnection {
 
   /// Reads and discards every result still pending, so the next command can be sent.
   func drainResults() {
-    while let result = PQgetResult(handle) { PQclear(result) }
+    while let result = pq.PQgetResult(handle) { pq.PQclear(result) }
   }
 
   // MARK: - Queries
@@ -246,7 +258,7 @@ public final class PGConnection {
   public func execute(_ sql: String) throws {
     try checkOpen(sql)
     _ = try checked(
-      PQexec(handle, sql), sql: sql, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+      pq.PQexec(handle, sql), sql: sql, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
   }
 
   /// Runs one statement with parameters and returns its rows.
@@ -281,13 +293,13 @@ public final class PGConnection {
     let accepted = [PGRES_COMMAND_OK, PGRES_TUPLES_OK]
     guard prepared else {
       let result = encoded.withUnsafePointers { count, values, lengths, formats in
-        PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
+        pq.PQexecParams(handle, sql, count, nil, values, lengths, formats, 0)
       }
       return try checked(result, sql: sql, accepting: accepted)
     }
     let name = try preparedStatement(for: sql)
     let result = encoded.withUnsafePointers { count, values, lengths, formats in
-      PQexecPrepared(handle, name, count, values, lengths, formats, 0)
+      pq.PQexecPrepared(handle, name, count, values, lengths, formats, 0)
     }
     return try checked(result, sql: sql, accepting: accepted)
   }
@@ -298,7 +310,8 @@ public final class PGConnection {
     if let name = preparedStatements[sql] { return name }
     preparedStatementCounter += 1
     let name = "liststore_\(preparedStatementCounter)"
-    _ = try checked(PQprepare(handle, name, sql, 0, nil), sql: sql, accepting: [PGRES_COMMAND_OK])
+    _ = try checked(
+      pq.PQprepare(handle, name, sql, 0, nil), sql: sql, accepting: [PGRES_COMMAND_OK])
     preparedStatements[sql] = name
     return name
   }
@@ -342,34 +355,34 @@ public final class PGConnection {
 
   /// Whether libpq considers the connection usable (no round trip; a broken
   /// connection shows only once a call fails — use ``ping()`` to find out).
-  public var isConnected: Bool { !isClosed && PQstatus(handle) == CONNECTION_OK }
+  public var isConnected: Bool { !isClosed && pq.PQstatus(handle) == CONNECTION_OK }
 
   /// Whether a transaction is open (or aborted and not yet rolled back).
   public var isInTransaction: Bool {
     guard !isClosed else { return false }
-    let status = PQtransactionStatus(handle)
+    let status = pq.PQtransactionStatus(handle)
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
   }
 
   /// Whether the open transaction was aborted by an error and awaits its rollback.
   var isTransactionAborted: Bool {
-    !isClosed && PQtransactionStatus(handle) == PQTRANS_INERROR
+    !isClosed && pq.PQtransactionStatus(handle) == PQTRANS_INERROR
   }
 
   /// The process id of the server process serving this connection (what
   /// `pg_backend_pid()` returns, and ``PGNotification/processID`` of its notifications).
-  public var backendPID: Int32 { isClosed ? 0 : PQbackendPID(handle) }
+  public var backendPID: Int32 { isClosed ? 0 : pq.PQbackendPID(handle) }
 
   /// The server's version as a number, such as 150018 for 15.18.
-  public var serverVersion: Int { isClosed ? 0 : Int(PQserverVersion(handle)) }
+  public var serverVersion: Int { isClosed ? 0 : Int(pq.PQserverVersion(handle)) }
 
   /// The value in use for a connection parameter, such as `host`, `dbname` or
   /// `keepalives_idle`; never the password.
   /// - Parameter keyword: A libpq connection keyword.
   /// - Returns: Its value, or `nil` when unset (and always for `password`).
   public func parameter(_ keyword: String) -> String? {
-    guard !isClosed, keyword != "password", let options = PQconninfo(handle) else { return nil }
-    defer { PQconninfoFree(options) }
+    guard !isClosed, keyword != "password", let options = pq.PQconninfo(handle) else { return nil }
+    defer { pq.PQconninfoFree(options) }
     var option = options
     while let name = option.pointee.keyword {
       if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
@@ -382,7 +395,7 @@ public final class PGConnection {
   /// - Throws: ``PGError`` (`.connectionLost`, …) when the server does not answer.
   public func ping() throws {
     try checkOpen()
-    _ = try checked(PQexec(handle, ""), sql: nil, accepting: [PGRES_EMPTY_QUERY])
+    _ = try checked(pq.PQexec(handle, ""), sql: nil, accepting: [PGRES_EMPTY_QUERY])
   }
 
   /// Whether the server answers a round trip (``ping()`` without the error).
@@ -403,9 +416,9 @@ public final class PGConnection {
     try checkOpen()
     preparedStatements.removeAll()
     transactionDepth = 0
-    PQreset(handle)
-    guard PQstatus(handle) == CONNECTION_OK else {
-      let message = Self.errorMessage(handle, passwords: passwords)
+    pq.PQreset(handle)
+    guard pq.PQstatus(handle) == CONNECTION_OK else {
+      let message = Self.errorMessage(handle, passwords: passwords, pq: pq)
       throw PGError(kind: PGError.kind(forConnectionFailure: message), message: message)
     }
     for channel in listeningChannels.sorted() {

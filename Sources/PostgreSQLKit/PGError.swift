@@ -66,6 +66,9 @@ public struct PGError: Error, Sendable, Equatable, CustomStringConvertible {
     case undefinedObject
     /// The connection string cannot be parsed.
     case invalidConnectionString
+    /// libpq itself cannot be loaded (it is not installed, or is not libpq), so no
+    /// connection can be opened.
+    case libraryMissing
     /// A value read from a result is not of the requested type (or is `NULL`).
     case unexpectedValue
     /// The library was used in a way it does not support, such as a closed connection

@@ -18,30 +18,33 @@ public final class PGResult: @unchecked Sendable {
   // only reads it, so any number of threads may read it at once; PQclear runs once,
   // in deinit, when no reference is left.
   let handle: OpaquePointer
+  /// libpq's functions, from the connection that returned the result.
+  let pq: LibPQFunctions
 
   /// The number of rows.
   public let rowCount: Int
   /// The number of columns in each row.
   public let columnCount: Int
 
-  init(handle: OpaquePointer) {
+  init(handle: OpaquePointer, pq: LibPQFunctions) {
     self.handle = handle
-    rowCount = Int(PQntuples(handle))
-    columnCount = Int(PQnfields(handle))
+    self.pq = pq
+    rowCount = Int(pq.PQntuples(handle))
+    columnCount = Int(pq.PQnfields(handle))
   }
 
-  deinit { PQclear(handle) }
+  deinit { pq.PQclear(handle) }
 
   /// How many rows an `INSERT`, `UPDATE`, `DELETE`, `MERGE`, `COPY` or similar command
   /// affected (what PostgreSQL reports in the command tag); 0 for other commands.
   public var rowsAffected: Int {
-    guard let tag = PQcmdTuples(handle) else { return 0 }
+    guard let tag = pq.PQcmdTuples(handle) else { return 0 }
     return Int(String(cString: tag)) ?? 0
   }
 
   /// The command tag, such as `INSERT 0 1` or `SELECT 3`.
   public var commandTag: String {
-    PQcmdStatus(handle).map { String(cString: $0) } ?? ""
+    pq.PQcmdStatus(handle).map { String(cString: $0) } ?? ""
   }
 
   /// The name of a column.
@@ -49,14 +52,14 @@ public final class PGResult: @unchecked Sendable {
   /// - Returns: Its name as the query gave it.
   public func columnName(at column: Int) -> String {
     check(column: column)
-    return PQfname(handle, Int32(column)).map { String(cString: $0) } ?? ""
+    return pq.PQfname(handle, Int32(column)).map { String(cString: $0) } ?? ""
   }
 
   /// The index of the column with a name.
   /// - Parameter name: The column's name.
   /// - Returns: The 0-based index of the first column with that name, or `nil`.
   public func columnIndex(named name: String) -> Int? {
-    let index = Int(PQfnumber(handle, "\"" + name.replacing("\"", with: "\"\"") + "\""))
+    let index = Int(pq.PQfnumber(handle, "\"" + name.replacing("\"", with: "\"\"") + "\""))
     return index >= 0 ? index : nil
   }
 
@@ -78,7 +81,7 @@ public final class PGResult: @unchecked Sendable {
   /// - Returns: `true` for `NULL`.
   public func isNull(row: Int, column: Int) -> Bool {
     check(row: row, column: column)
-    return PQgetisnull(handle, Int32(row), Int32(column)) == 1
+    return pq.PQgetisnull(handle, Int32(row), Int32(column)) == 1
   }
 
   /// Calls `body` with a value's UTF-8 text, without copying it; the bytes are valid
@@ -93,8 +96,8 @@ public final class PGResult: @unchecked Sendable {
     row: Int, column: Int, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
   ) rethrows -> R {
     check(row: row, column: column)
-    let count = Int(PQgetlength(handle, Int32(row), Int32(column)))
-    guard let value = PQgetvalue(handle, Int32(row), Int32(column)), count > 0 else {
+    let count = Int(pq.PQgetlength(handle, Int32(row), Int32(column)))
+    guard let value = pq.PQgetvalue(handle, Int32(row), Int32(column)), count > 0 else {
       return try body(UnsafeBufferPointer(start: nil, count: 0))
     }
     return try UnsafeRawPointer(value).withMemoryRebound(to: UInt8.self, capacity: count) {

@@ -50,6 +50,21 @@ import Testing
 
   // MARK: - Errors that say what is wrong
 
+  /// Without libpq (`$LISTSTORE_LIBPQ` names a file that does not exist), a PostgreSQL
+  /// location fails with an error that says to install it, before any connection is
+  /// tried; SQLite works as ever.
+  @Test func postgreSQLWithoutLibpqSaysToInstallIt() throws {
+    defer { folder.remove() }
+    let missing = ["LISTSTORE_LIBPQ": folder.file("no/libpq.so.5")]
+    let result = try liststore(
+      ["lists"], database: "postgresql://nobody:secret@127.0.0.1:1/none", environment: missing)
+    expectFailure(
+      result, containing: "PostgreSQL needs libpq: install libpq5 (apt install libpq5)",
+      folder.file("no/libpq.so.5"))
+    #expect(!result.stderr.contains("secret"), "\(result)")
+    expectSuccess(try liststore(["demo"], database: db, environment: missing))
+  }
+
   @Test func aDirectoryIsNotADatabase() throws {
     defer { folder.remove() }
     let directory = folder.file("folder")
