@@ -81,9 +81,9 @@ extension ListRows {
     var starts = [0]
     for sectionID in state.sectionIDs {
       try items.bind(sectionID, at: 1)
-      while try items.step() {
-        ids.append(items.int64(at: 0))
-        values.append(column: 1, of: items)
+      try items.forEachIntegerAndText { id, value in
+        ids.append(id)
+        values.append(value)
       }
       items.reset()
       starts.append(ids.count)
