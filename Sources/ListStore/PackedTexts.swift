@@ -64,18 +64,20 @@ struct PackedTexts {
     let highs: UInt64 = 0x8080_8080_8080_8080
     /// Whether some byte of `word` is zero.
     func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    /// Whether some byte of `word` is below 0x20, or equal to '"' or '\\'.
+    func hasSpecial(_ word: UInt64) -> Bool {
+      (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
+        || hasZero(word ^ (0x5C &* ones))
+    }
     var index = 0
-    if let base = UnsafeRawPointer(utf8.baseAddress) {
+    if let base = UnsafeRawPointer(utf8.baseAddress), utf8.count >= 8 {
       while index + 8 <= utf8.count {
-        let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        // A byte below 0x20, or equal to '"' or '\\'.
-        if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
-          || hasZero(word ^ (0x5C &* ones))
-        {
-          return true
-        }
+        if hasSpecial(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
         index += 8
       }
+      // The last bytes in one word that overlaps the ones already checked.
+      return index < utf8.count
+        && hasSpecial(base.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
     }
     while index < utf8.count {
       let byte = utf8[index]
