@@ -43,16 +43,23 @@ struct PackedTexts {
 
   /// Appends `text` as a JSON string literal: what ListStore stores for a `String`.
   mutating func appendJSONString(_ text: String) {
-    var text = text
-    text.withUTF8 { utf8 in
-      if Self.needsEscaping(utf8) {
-        bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
-      } else {
-        // The common case: nothing to escape.
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: utf8)
-        bytes.append(UInt8(ascii: "\""))
-      }
+    // A native string's bytes without a copy of the string (`withUTF8` needs one).
+    let done: Void? = text.utf8.withContiguousStorageIfAvailable { appendJSONString(utf8: $0) }
+    if done == nil {
+      var text = text
+      text.withUTF8 { appendJSONString(utf8: $0) }
+    }
+  }
+
+  /// Appends a string given as UTF-8 bytes as a JSON string literal.
+  private mutating func appendJSONString(utf8: UnsafeBufferPointer<UInt8>) {
+    if Self.needsEscaping(utf8) {
+      bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
+    } else {
+      // The common case: nothing to escape.
+      bytes.append(UInt8(ascii: "\""))
+      bytes.append(contentsOf: utf8)
+      bytes.append(UInt8(ascii: "\""))
     }
     ends.append(bytes.count)
   }
