@@ -130,6 +130,10 @@ package protocol DatabaseStatement: AnyObject {
   /// Calls `body` with the column's UTF-8 bytes, valid only during the call.
   func withUTF8<R>(at index: Int32, _ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows
     -> R
+  /// Steps through the remaining rows, calling `body` with each one's column 0 as an
+  /// integer and the UTF-8 bytes of its column 1 (valid only during the call).
+  func forEachIntegerAndText(_ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void)
+    throws
 }
 
 extension DatabaseStatement {
@@ -144,6 +148,15 @@ extension DatabaseStatement {
   }
 
   package func int(at index: Int32) -> Int { Int(int64(at: index)) }
+
+  package func forEachIntegerAndText(
+    _ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void
+  ) throws {
+    while try step() {
+      let integer = int64(at: 0)
+      try withUTF8(at: 1) { try body(integer, $0) }
+    }
+  }
 
   /// Runs it to completion, ignoring rows, then resets it.
   package func run() throws {

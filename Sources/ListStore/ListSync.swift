@@ -52,9 +52,8 @@ struct SyncState {
       Observable2DArraySection(
         id: sectionIDs[section], metadata: Int32(truncatingIfNeeded: section),
         items: ItemList(
-          entries: items(of: section).lazy.map {
-            (id: itemIDs[$0], value: Int32(truncatingIfNeeded: $0))
-          }))
+          ids: itemIDs[items(of: section)],
+          values: items(of: section).lazy.map { Int32(truncatingIfNeeded: $0) }))
     }
   }
 }
@@ -82,9 +81,9 @@ extension ListRows {
     var starts = [0]
     for sectionID in state.sectionIDs {
       try items.bind(sectionID, at: 1)
-      while try items.step() {
-        ids.append(items.int64(at: 0))
-        values.append(column: 1, of: items)
+      try items.forEachIntegerAndText { id, value in
+        ids.append(id)
+        values.append(value)
       }
       items.reset()
       starts.append(ids.count)
@@ -238,7 +237,10 @@ struct ListSync {
     // 2. Items. First the plan of every stored section, read before any item is written:
     //    the keys of its placed rows lie between stored keys, and a move to a section
     //    that comes earlier in new order changes the key of the row it moves.
-    var updates: [(old: Int, new: Int)] = []
+    // Value updates of kept items: the diff's, in old order (its values: new indexes).
+    let updates = changeset.updatedItems.map { entry in
+      (old: old.itemStarts[entry.at[0]] + entry.at[1], new: Int(entry.value))
+    }
     var plans = [SectionPlan?](repeating: nil, count: new.sectionCount)
     var moved = changeset.movedItems.makeIterator()
     var nextMove = moved.next()
@@ -273,9 +275,6 @@ struct ListSync {
           old.itemIDs[cursor] == new.itemIDs[range.lowerBound + row]
         else { throw NeedsReload(reason: "the diff's kept items are not in their old order") }
         keptOld.append(cursor)
-        if !old.values.equals(cursor, new.values, range.lowerBound + row) {
-          updates.append((cursor, range.lowerBound + row))
-        }
         cursor += 1
       }
       let keys = try placedKeys(
@@ -334,7 +333,7 @@ struct ListSync {
           section: target, key: key, value: new.values.string(index))
       }
     }
-    for update in updates.sorted(by: { $0.old < $1.old }) {
+    for update in updates {
       try writer.setValue(old.itemIDs[update.old], new.values.string(update.new))
     }
 

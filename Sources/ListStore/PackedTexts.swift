@@ -43,16 +43,23 @@ struct PackedTexts {
 
   /// Appends `text` as a JSON string literal: what ListStore stores for a `String`.
   mutating func appendJSONString(_ text: String) {
-    var text = text
-    text.withUTF8 { utf8 in
-      if Self.needsEscaping(utf8) {
-        bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
-      } else {
-        // The common case: nothing to escape.
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: utf8)
-        bytes.append(UInt8(ascii: "\""))
-      }
+    // A native string's bytes without a copy of the string (`withUTF8` needs one).
+    let done: Void? = text.utf8.withContiguousStorageIfAvailable { appendJSONString(utf8: $0) }
+    if done == nil {
+      var text = text
+      text.withUTF8 { appendJSONString(utf8: $0) }
+    }
+  }
+
+  /// Appends a string given as UTF-8 bytes as a JSON string literal.
+  private mutating func appendJSONString(utf8: UnsafeBufferPointer<UInt8>) {
+    if Self.needsEscaping(utf8) {
+      bytes.append(contentsOf: JSONText.quote(String(decoding: utf8, as: UTF8.self)).utf8)
+    } else {
+      // The common case: nothing to escape.
+      bytes.append(UInt8(ascii: "\""))
+      bytes.append(contentsOf: utf8)
+      bytes.append(UInt8(ascii: "\""))
     }
     ends.append(bytes.count)
   }
@@ -64,18 +71,20 @@ struct PackedTexts {
     let highs: UInt64 = 0x8080_8080_8080_8080
     /// Whether some byte of `word` is zero.
     func hasZero(_ word: UInt64) -> Bool { (word &- ones) & ~word & highs != 0 }
+    /// Whether some byte of `word` is below 0x20, or equal to '"' or '\\'.
+    func hasSpecial(_ word: UInt64) -> Bool {
+      (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
+        || hasZero(word ^ (0x5C &* ones))
+    }
     var index = 0
-    if let base = UnsafeRawPointer(utf8.baseAddress) {
+    if let base = UnsafeRawPointer(utf8.baseAddress), utf8.count >= 8 {
       while index + 8 <= utf8.count {
-        let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
-        // A byte below 0x20, or equal to '"' or '\\'.
-        if (word &- 0x20 &* ones) & ~word & highs != 0 || hasZero(word ^ (0x22 &* ones))
-          || hasZero(word ^ (0x5C &* ones))
-        {
-          return true
-        }
+        if hasSpecial(base.loadUnaligned(fromByteOffset: index, as: UInt64.self)) { return true }
         index += 8
       }
+      // The last bytes in one word that overlaps the ones already checked.
+      return index < utf8.count
+        && hasSpecial(base.loadUnaligned(fromByteOffset: utf8.count - 8, as: UInt64.self))
     }
     while index < utf8.count {
       let byte = utf8[index]

@@ -128,6 +128,12 @@ final class SQLiteStatement: DatabaseStatement {
   {
     try statement.withUTF8(at: index, body)
   }
+
+  func forEachIntegerAndText(_ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void)
+    throws
+  {
+    try statement.forEachIntegerAndText(body)
+  }
 }
 
 /// The SQLite engine: a database file, watched for other processes' commits through

@@ -538,6 +538,12 @@ func longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
   var predecessor = [Int](repeating: -1, count: count)
   for position in 0..<count {
     let value = values[position]
+    if let last = tails.last, values[last] < value {
+      // Extends the longest run: the common case when few values are out of order.
+      predecessor[position] = last
+      tails.append(position)
+      continue
+    }
     var low = 0
     var high = tails.count
     while low < high {

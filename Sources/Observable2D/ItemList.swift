@@ -78,6 +78,38 @@ public struct ItemList<Item> {
   }
 }
 
+extension ItemList {
+  /// Creates a list from parallel ids and values, a whole chunk at a time.
+  ///
+  /// - Parameters:
+  ///   - ids: The ids, in order.
+  ///   - values: As many values, in order.
+  /// - Complexity: O(*n*) where *n* is the number of entries.
+  @inlinable
+  package init(ids: some Collection<Int64>, values: some Collection<Item>) {
+    precondition(ids.count == values.count, "ItemList: as many ids as values")
+    self.init()
+    var idStart = ids.startIndex
+    var valueStart = values.startIndex
+    var remaining = ids.count
+    chunks.reserveCapacity((remaining + Self.maximumChunkCount - 1) / Self.maximumChunkCount)
+    ends.reserveCapacity(chunks.capacity)
+    while remaining > 0 {
+      let count = Swift.min(remaining, Self.maximumChunkCount)
+      let idEnd = ids.index(idStart, offsetBy: count)
+      let valueEnd = values.index(valueStart, offsetBy: count)
+      chunks.append(
+        ItemChunk(
+          ids: ContiguousArray(ids[idStart..<idEnd]),
+          values: ContiguousArray(values[valueStart..<valueEnd])))
+      ends.append((ends.last ?? 0) &+ count)
+      idStart = idEnd
+      valueStart = valueEnd
+      remaining &-= count
+    }
+  }
+}
+
 /// One chunk of an ``ItemList``: parallel arrays of ids and values.
 ///
 /// A class, so that copying the chunk table (when a snapshot of the list is held) costs one

@@ -173,6 +173,35 @@ public final class Statement {
     while try step() { try body(self) }
   }
 
+  /// Steps through every remaining row, calling `body` with its integer column 0 and
+  /// the UTF-8 bytes of its text column 1 (valid only during the call): a bulk read
+  /// that checks the statement once, not at every row.
+  /// - Parameter body: Takes one row's two columns.
+  /// - Throws: ``SQLiteError`` when execution fails (the statement is then reset), or
+  ///   what `body` throws.
+  public func forEachIntegerAndText(
+    _ body: (Int64, UnsafeBufferPointer<UInt8>) throws -> Void
+  ) throws {
+    try checkUsable()
+    var rows = 0
+    defer { connection.rowsRead &+= rows }
+    while true {
+      let status = sqlite3_step(handle)
+      guard status == SQLITE_ROW else {
+        if status == SQLITE_DONE { return }
+        let error = connection.lastError(status, sql: sql)
+        sqlite3_reset(handle)
+        throw error
+      }
+      rows &+= 1
+      let text = sqlite3_column_text(handle, 1)
+      let count = Int(sqlite3_column_bytes(handle, 1))
+      try body(
+        sqlite3_column_int64(handle, 0),
+        UnsafeBufferPointer(start: text, count: text == nil ? 0 : count))
+    }
+  }
+
   /// Makes the statement ready to run again, keeping its bindings.
   public func reset() {
     guard !isFinalized else { return }
