@@ -10,7 +10,7 @@ extension StoredList {
   /// array in memory.
   ///
   /// Sections and items of `sections` are matched with the stored rows by their ids;
-  /// id `0` means a new row. ``Changeset/diffByID(from:to:isEqual:metadataIsEqual:)``
+  /// id `0` means a new row. `Changeset.diffByID(from:to:isEqual:metadataIsEqual:)`
   /// of the stored list and `sections` (values compared as the JSON text they are
   /// stored as) decides what to write, and each of its entries is one row write: a
   /// row whose value changed is one update, a row that moved is one position update
