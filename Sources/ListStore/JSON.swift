@@ -387,42 +387,35 @@ extension JSONText {
   /// Valid JSON stays valid; the cheap check for line breaks comes first.
   package static func singleLine(_ json: String) -> String {
     guard json.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D }) else { return json }
-    var output: [UInt8] = []
-    output.reserveCapacity(json.utf8.count)
-    var inString = false
-    var escaped = false
-    for byte in json.utf8 {
-      if inString {
-        output.append(byte)
-        if escaped {
-          escaped = false
-        } else if byte == UInt8(ascii: "\\") {
-          escaped = true
-        } else if byte == UInt8(ascii: "\"") {
-          inString = false
-        }
-      } else if byte == UInt8(ascii: "\"") {
-        inString = true
-        output.append(byte)
-      } else if byte != 0x20 && byte != 0x0A && byte != 0x0D && byte != 0x09 {
-        output.append(byte)
-      }
-    }
-    return String(decoding: output, as: UTF8.self)
+    return withoutWhiteSpace(json)
   }
-}
 
-extension JSONText {
   /// `json` without any white space outside strings: the text SQLite's `json()` stores
   /// for it, so that JSON given as text compares equal to what is stored.
   package static func minified(_ json: String) -> String {
     guard json.utf8.contains(where: { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 })
     else { return json }
+    return withoutWhiteSpace(json)
+  }
+
+  private static func withoutWhiteSpace(_ json: String) -> String {
     var output: [UInt8] = []
     output.reserveCapacity(json.utf8.count)
+    appendWithoutWhiteSpace(json.utf8, to: &output)
+    return String(decoding: output, as: UTF8.self)
+  }
+
+  /// Appends the bytes of JSON text to `output`, leaving out the white space outside its
+  /// strings.
+  /// - Parameters:
+  ///   - json: UTF-8 JSON text.
+  ///   - output: Where the bytes go.
+  package static func appendWithoutWhiteSpace(
+    _ json: some Sequence<UInt8>, to output: inout [UInt8]
+  ) {
     var inString = false
     var escaped = false
-    for byte in json.utf8 {
+    for byte in json {
       if inString {
         output.append(byte)
         if escaped {
@@ -439,6 +432,5 @@ extension JSONText {
         output.append(byte)
       }
     }
-    return String(decoding: output, as: UTF8.self)
   }
 }

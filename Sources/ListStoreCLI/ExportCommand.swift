@@ -94,25 +94,7 @@ struct ByteOutput {
     {
       buffer.append(contentsOf: json)
     } else {
-      var inString = false
-      var escaped = false
-      for byte in json {
-        if inString {
-          buffer.append(byte)
-          if escaped {
-            escaped = false
-          } else if byte == UInt8(ascii: "\\") {
-            escaped = true
-          } else if byte == UInt8(ascii: "\"") {
-            inString = false
-          }
-        } else if byte == UInt8(ascii: "\"") {
-          inString = true
-          buffer.append(byte)
-        } else if byte != 0x20 && byte != 0x0A && byte != 0x0D && byte != 0x09 {
-          buffer.append(byte)
-        }
-      }
+      JSONText.appendWithoutWhiteSpace(json, to: &buffer)
     }
     if buffer.count >= Self.chunk { flush() }
   }
