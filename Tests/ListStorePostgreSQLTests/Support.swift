@@ -44,28 +44,6 @@ func waitUntilExact(
   return recorder.wait { ListContents($0.array.sections) == truth }
 }
 
-/// A command that succeeded: status 0 and nothing on standard error.
-func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
-  #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
-  #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
-}
-
-/// A runtime failure: status 1, one `error:` line holding each of `texts`, nothing on
-/// standard output.
-func expectFailure(
-  _ result: ProcessResult, containing texts: String...,
-  sourceLocation: SourceLocation = #_sourceLocation
-) {
-  #expect(result.status == 1, "\(result)", sourceLocation: sourceLocation)
-  #expect(result.stdout.isEmpty, "\(result)", sourceLocation: sourceLocation)
-  let lines = result.stderr.split(separator: "\n")
-  #expect(
-    lines.count == 1 && lines[0].hasPrefix("error: "), "\(result)", sourceLocation: sourceLocation)
-  for text in texts {
-    #expect(result.stderr.contains(text), "\(result)", sourceLocation: sourceLocation)
-  }
-}
-
 /// Grants `role` what ListStore needs on the tables of `database` (and nothing more).
 func grantListStoreRights(to role: String, on database: TestDatabase) throws {
   let quoted = PGConnection.quoteIdentifier(role)

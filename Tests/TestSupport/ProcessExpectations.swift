@@ -1,15 +1,16 @@
-import TestSupport
 import Testing
 
 /// A command that succeeded: status 0 and nothing on standard error.
-func expectSuccess(_ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation) {
+public func expectSuccess(
+  _ result: ProcessResult, sourceLocation: SourceLocation = #_sourceLocation
+) {
   #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
   #expect(result.stderr.isEmpty, "\(result)", sourceLocation: sourceLocation)
 }
 
 /// A runtime failure: status 1, one `error:` line holding each of `texts`, nothing on
 /// standard output.
-func expectFailure(
+public func expectFailure(
   _ result: ProcessResult, containing texts: String...,
   sourceLocation: SourceLocation = #_sourceLocation
 ) {
