@@ -380,6 +380,14 @@ final class ChangeFeed: Sendable {
     if pending { scheduleRetry() } else { retryDelay.withLock { $0 = .zero } }
   }
 
+  /// Refreshes, then waits until every observer's queued events are delivered, including
+  /// those another thread (the watch reacting to the same commit, say) installed but is
+  /// still delivering: what ``Repository/synchronizeObservers()`` promises.
+  func synchronize() {
+    refresh()
+    deliver(state.withLock { _ in liveObservers() })
+  }
+
   /// Refreshes again after a delay that doubles with every consecutive retry.
   private func scheduleRetry() {
     let delay = retryDelay.withLock { delay -> Duration in

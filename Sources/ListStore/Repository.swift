@@ -248,7 +248,7 @@ public final class Repository: Sendable {
   /// Writes through this repository do this themselves; call it to see another
   /// process's commit at once instead of within the watcher's few milliseconds.
   public func synchronizeObservers() {
-    feedStorage.withLock { $0 }?.refresh()
+    feedStorage.withLock { $0 }?.synchronize()
   }
 
   /// Calls `handler` whenever the change feed loses or regains its connection to the

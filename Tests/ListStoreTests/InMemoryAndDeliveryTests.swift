@@ -144,6 +144,45 @@ import Testing
     #expect(seen == ["Paris", "Berlin", "Rome", "Oslo"])
   }
 
+  @Test func synchronizingWaitsForAnotherProcesssEventTheWatchIsStillDelivering() throws {
+    defer { folder.remove() }
+    let path = folder.file("sync.sqlite")
+    let repository = try Repository(path: path)
+    let list = try makeList(repository)
+    let array = try list.observe()
+    // The watch delivers the other process's commit and stays in the callback until the
+    // test lets it go.
+    let entered = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let delivered = Atomic<Int>(0)
+    let bag = DisposeBag()
+    array.observeNext { event in
+      guard event.changeset.insertedItems.map(\.value) == ["Oslo"] else { return }
+      entered.signal()
+      release.wait()
+      delivered.add(1, ordering: .releasing)
+    }.disposed(by: bag)
+    let other = try Repository(path: path, createIfMissing: false)
+    try other.list("cities", metadata: SectionMetadata.self, item: String.self)
+      .appendItem("Oslo", toSection: 0)
+    entered.wait()
+    // synchronizeObservers() finds nothing new to read (the watch read it), yet it must
+    // not return before that event is delivered.
+    let returned = DispatchSemaphore(value: 0)
+    let deliveredAtReturn = Atomic<Int>(-1)
+    Thread {
+      repository.synchronizeObservers()
+      deliveredAtReturn.store(delivered.load(ordering: .acquiring), ordering: .releasing)
+      returned.signal()
+    }.start()
+    // Not a synchronization: a window in which a synchronizeObservers() that does not
+    // wait returns (and is caught below); one that waits cannot return before `release`.
+    let returnedEarly = returned.wait(timeout: .now() + .milliseconds(100)) == .success
+    release.signal()
+    if !returnedEarly { returned.wait() }
+    #expect(deliveredAtReturn.load(ordering: .acquiring) == 1)
+  }
+
   @Test func theEndOfTheEventsReachesTheQueueToo() throws {
     defer { folder.remove() }
     let repository = try Repository(path: folder.file("q.sqlite"))
