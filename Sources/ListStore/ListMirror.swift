@@ -1,5 +1,11 @@
 import Observable2D
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// What an observer remembers of a list besides the values its 2D array shows: the
 /// position key of every section and item (to place a changed row by binary search)
 /// and a hash of every stored JSON text (to tell real value changes, and to diff on
@@ -46,17 +52,23 @@ struct ListMirror {
   /// The index of `key` in `list`, or where it would be inserted: the first entry
   /// whose key is not below `key`, in SQLite's byte order.
   static func lowerBound(_ key: String, in list: ItemList<Slot>) -> Int {
-    var low = 0
-    var high = list.count
-    while low < high {
-      let middle = (low + high) / 2
-      if list[middle].key.utf8.lexicographicallyPrecedes(key.utf8) {
-        low = middle + 1
-      } else {
-        high = middle
+    list.partitioningIndex { !precedes($0.key, key) }
+  }
+
+  /// Whether `lhs` sorts before `rhs` in SQLite's byte order (`memcmp`, then length).
+  @inline(__always)
+  static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+    // Native and small strings are contiguous UTF-8: compare their bytes directly.
+    let compared = lhs.utf8.withContiguousStorageIfAvailable { left in
+      rhs.utf8.withContiguousStorageIfAvailable { right -> Bool in
+        let common = min(left.count, right.count)
+        guard common > 0, let leftBytes = left.baseAddress, let rightBytes = right.baseAddress
+        else { return left.count < right.count }
+        let order = memcmp(leftBytes, rightBytes, common)
+        return order != 0 ? order < 0 : left.count < right.count
       }
     }
-    return low
+    return compared.flatMap { $0 } ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
   }
 
   /// The index of the entry with `id` and `key` in `list`, if it is there.

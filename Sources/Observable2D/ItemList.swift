@@ -282,6 +282,38 @@ extension ItemList {
     return (found.ids[offset], found.values[offset])
   }
 
+  /// The first position whose value satisfies `isAtOrAfter`, or ``count`` when none does:
+  /// a binary search, for a list whose values are partitioned by the predicate (every value
+  /// that satisfies it comes after every one that does not), as a list sorted by a key is by
+  /// "not below this key".
+  ///
+  /// - Parameter isAtOrAfter: Whether a value belongs at or after the position sought.
+  /// - Returns: The position.
+  /// - Complexity: O(log *n*) calls of `isAtOrAfter`; each step reads a chunk's storage
+  ///   directly instead of locating a position among the chunks.
+  @inlinable
+  public func partitioningIndex(where isAtOrAfter: (Item) throws -> Bool) rethrows -> Int {
+    // The first chunk whose last value satisfies the predicate holds the answer.
+    var low = 0
+    var high = ends.count
+    while low < high {
+      let middle = (low &+ high) >> 1
+      let values = storage(at: middle).values
+      if try isAtOrAfter(values[values.count &- 1]) { high = middle } else { low = middle &+ 1 }
+    }
+    guard low < ends.count else { return count }
+    let start = low == 0 ? 0 : ends[low &- 1]
+    return try storage(at: low).values.withUnsafeBufferPointer { values in
+      var first = 0
+      var last = values.count &- 1  // Satisfies the predicate.
+      while first < last {
+        let middle = (first &+ last) >> 1
+        if try isAtOrAfter(values[middle]) { last = middle } else { first = middle &+ 1 }
+      }
+      return start &+ first
+    }
+  }
+
   /// Replaces the id and value of the entry at `position`.
   ///
   /// - Parameters:

@@ -349,6 +349,27 @@ import Testing
     #expect(!ListMirror.sameKey("e\u{301}", "\u{e9}"))
   }
 
+  @Test func theMirrorsKeyOrderIsSQLitesByteOrder() {
+    // Small, native, bridged-free and empty strings; ASCII, accents, emoji; prefixes.
+    let alphabet: [String] = [
+      "", "0", "a", "a0", "a00", "Z", "z", "~", "é", "e\u{301}", "😀", "\u{0}",
+    ]
+    var random = SeededGenerator(seed: 14)
+    var keys = alphabet
+    for _ in 0..<300 {
+      let length = Int.random(in: 1...24, using: &random)
+      keys.append((0..<length).map { _ in alphabet.randomElement(using: &random) ?? "" }.joined())
+    }
+    for lhs in keys {
+      for rhs in keys.prefix(60) {
+        #expect(
+          ListMirror.precedes(lhs, rhs)
+            == Array(lhs.utf8).lexicographicallyPrecedes(Array(rhs.utf8)),
+          "\(Array(lhs.utf8)) vs \(Array(rhs.utf8))")
+      }
+    }
+  }
+
   // MARK: 8. Repair of what older schemas let in
 
   @Test func repairRewritesBadKeysInTheirOrderAsOneObservedWrite() throws {

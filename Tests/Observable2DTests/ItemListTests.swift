@@ -121,4 +121,36 @@ import Testing
       }
     }
   }
+
+  @Test func partitioningIndexFindsWhatALinearScanFinds() {
+    let iterations = PropertyTestSettings.iterations(default: 30)
+    for iteration in 0..<iterations {
+      let seed = PropertyTestSettings.baseSeed &+ UInt64(iteration)
+      var random = SeededRandom(seed: seed)
+      // Chunks of every shape: appended, split by inserts, thinned and merged by removals.
+      var list = ItemList<Int>()
+      for _ in 0..<Int.random(in: 0..<4_000, using: &random) { list.append(0, id: 1) }
+      for _ in 0..<Int.random(in: 0..<3_000, using: &random) {
+        if Bool.random(using: &random) || list.isEmpty {
+          list.insert(0, id: 1, at: Int.random(in: 0...list.count, using: &random))
+        } else {
+          list.removeEntry(at: Int.random(in: 0..<list.count, using: &random))
+        }
+      }
+      // Sorted values, with runs of equal ones.
+      var value = 0
+      for position in list.indices {
+        value += Int.random(in: 0...2, using: &random)
+        list[position] = value
+      }
+      let model = Array(list)
+      for _ in 0..<200 {
+        let threshold = Int.random(in: -1...(value + 1), using: &random)
+        let expected = model.firstIndex { $0 >= threshold } ?? model.count
+        #expect(
+          list.partitioningIndex { $0 >= threshold } == expected,
+          "seed \(seed), \(model.count) values, threshold \(threshold)")
+      }
+    }
+  }
 }
