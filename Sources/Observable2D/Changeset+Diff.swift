@@ -435,64 +435,21 @@ struct ItemSymbols {
 }
 
 /// Matches new items to old ones by their ids when no id occurs twice on a side (the usual
-/// case), with one lookup per item (in a table indexed by id when the old ids are close
-/// together, in a hash table otherwise); `0` never matches.
+/// case), with one lookup per item in an ``IDTable`` (indexed by id when the old ids lie close
+/// together, hashed otherwise); `0` never matches.
 ///
 /// - Returns: For each new item, the old position it matches or -1; `nil` when an id repeats,
 ///   and the general symbol table must be used.
 @usableFromInline
 func matchUniqueIDs(old: [Int64], new: [Int64]) -> [Int32]? {
-  if let span = denseIDSpan(old) { return matchDenseIDs(old: old, new: new, span: span) }
-  var index = IDTable(capacity: old.count)
-  for position in old.indices where old[position] != 0 {
-    if !index.insert(old[position], value: Int32(truncatingIfNeeded: position)) { return nil }
-  }
+  let index = IDTable(positionsOf: old)
+  guard index.repeatedID == nil else { return nil }
   var matched = [Bool](repeating: false, count: old.count)
   var newMatch = [Int32](repeating: -1, count: new.count)
-  for position in new.indices where new[position] != 0 {
+  for position in new.indices {
     guard let match = index.value(for: new[position]) else { continue }
     if matched[Int(match)] { return nil }
     matched[Int(match)] = true
-    newMatch[position] = match
-  }
-  return newMatch
-}
-
-/// The smallest nonzero id of `ids` and the size of the range up to the largest, when that
-/// range is small enough (at most four slots per id) for a table indexed by id: what a store
-/// that hands out ids in order gives.
-func denseIDSpan(_ ids: [Int64]) -> (low: Int64, count: Int)? {
-  var low = Int64.max
-  var high = Int64.min
-  for id in ids where id != 0 {
-    low = min(low, id)
-    high = max(high, id)
-  }
-  guard low <= high else { return nil }
-  let (width, overflow) = high.subtractingReportingOverflow(low)
-  guard !overflow, width < Int64(ids.count) * 4 else { return nil }
-  return (low, Int(width) + 1)
-}
-
-/// ``matchUniqueIDs(old:new:)`` for old ids within `span`: a table indexed by id instead of a
-/// hash table, which reads and writes memory in order when ids mostly keep their order.
-func matchDenseIDs(old: [Int64], new: [Int64], span: (low: Int64, count: Int)) -> [Int32]? {
-  let absent: Int32 = -1
-  let taken: Int32 = -2
-  var table = [Int32](repeating: absent, count: span.count)
-  for position in old.indices where old[position] != 0 {
-    let slot = Int(old[position] &- span.low)
-    if table[slot] != absent { return nil }
-    table[slot] = Int32(truncatingIfNeeded: position)
-  }
-  var newMatch = [Int32](repeating: -1, count: new.count)
-  for position in new.indices where new[position] != 0 {
-    let (offset, overflow) = new[position].subtractingReportingOverflow(span.low)
-    guard !overflow, offset >= 0, offset < Int64(span.count) else { continue }
-    let match = table[Int(offset)]
-    if match == taken { return nil }
-    guard match != absent else { continue }
-    table[Int(offset)] = taken
     newMatch[position] = match
   }
   return newMatch
