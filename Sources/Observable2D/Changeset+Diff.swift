@@ -717,15 +717,11 @@ struct Differ<Metadata, Item> {
     // the items that stay in it for the longest increasing subsequence.
     var stayingOldRows = [Int]()
     var stayingNewRows = [Int]()
-    var stayingChanged = [Bool]()
-    var stayingMatch = [Int]()
     for newIndex in new.indices {
       let pairedOld = pairs.newToOld[newIndex]
       guard pairedOld >= 0 else { continue }
       stayingOldRows.removeAll(keepingCapacity: true)
       stayingNewRows.removeAll(keepingCapacity: true)
-      stayingChanged.removeAll(keepingCapacity: true)
-      stayingMatch.removeAll(keepingCapacity: true)
       let base = newBase[newIndex]
       let newItems = new[newIndex].items
       var row = 0
@@ -751,26 +747,32 @@ struct Differ<Metadata, Item> {
         } else {
           stayingOldRows.append(fromRow)
           stayingNewRows.append(row)
-          if let changedItemIDs {
-            stayingChanged.append(changedItemIDs.contains(oldIDs[match]))
-          } else {
-            stayingChanged.append(!isEqual(old[pairedOld].items[fromRow], value))
-          }
-          stayingMatch.append(match)
         }
       }
+      // The items that stay in place are compared in ascending rows on both sides, which the
+      // readers serve without a search.
       let stays = longestIncreasingSubsequenceMask(stayingOldRows)
-      for index in stays.indices where !stays[index] || stayingChanged[index] {
-        let match = stayingMatch[index]
-        let from = IndexPath(row: stayingOldRows[index], section: pairedOld)
-        let value = newItems[stayingNewRows[index]]
+      var oldValues = ItemList.Reader(old[pairedOld].items)
+      var newValues = ItemList.Reader(newItems)
+      for index in stays.indices {
+        let fromRow = stayingOldRows[index]
+        let toRow = stayingNewRows[index]
+        let id = oldIDs[oldBase[pairedOld] + fromRow]
         if stays[index] {
-          result.updatedItems.append(.init(at: from, id: oldIDs[match], value: value))
+          let changed =
+            changedItemIDs?.contains(id)
+            ?? !isEqual(oldValues.value(at: fromRow), newValues.value(at: toRow))
+          guard changed else { continue }
+          result.updatedItems.append(
+            .init(
+              at: IndexPath(row: fromRow, section: pairedOld), id: id,
+              value: newValues.value(at: toRow)))
         } else {
           result.movedItems.append(
             .init(
-              from: from, to: IndexPath(row: stayingNewRows[index], section: newIndex),
-              id: oldIDs[match], value: value))
+              from: IndexPath(row: fromRow, section: pairedOld),
+              to: IndexPath(row: toRow, section: newIndex), id: id,
+              value: newValues.value(at: toRow)))
         }
       }
     }

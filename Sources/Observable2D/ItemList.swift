@@ -456,6 +456,38 @@ extension ItemList {
   func appendValues(to values: inout ContiguousArray<Item>) {
     for index in chunks.indices { values.append(contentsOf: storage(at: index).values) }
   }
+
+  /// Reads values by position, keeping the chunk of the last read: without a search when
+  /// positions ascend (or stay within a chunk).
+  @usableFromInline
+  struct Reader {
+    @usableFromInline
+    let list: ItemList
+    /// The positions of the current chunk's values.
+    @usableFromInline
+    var start = 0
+    @usableFromInline
+    var end = 0
+    @usableFromInline
+    var values: ContiguousArray<Item> = []
+
+    @inlinable
+    init(_ list: ItemList) {
+      self.list = list
+    }
+
+    /// The value at `position`, a valid index of the list.
+    @inlinable
+    mutating func value(at position: Int) -> Item {
+      if position < start || position >= end {
+        let (chunk, offset) = list.locate(position)
+        start = position &- offset
+        end = list.ends[chunk]
+        values = list.storage(at: chunk).values
+      }
+      return values[position &- start]
+    }
+  }
 }
 
 // MARK: - Collection conformances
