@@ -533,27 +533,36 @@ func longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
 
   // Patience sorting: tails[l] is the index of the smallest tail of an increasing run of
   // length l + 1; predecessors rebuild the run.
-  var tails = [Int]()
+  var tails = [Int](repeating: 0, count: count)
   var predecessor = [Int](repeating: -1, count: count)
-  for position in 0..<count {
-    let value = values[position]
-    if let last = tails.last, values[last] < value {
-      // Extends the longest run: the common case when few values are out of order.
-      predecessor[position] = last
-      tails.append(position)
-      continue
+  var length = 0
+  values.withUnsafeBufferPointer { values in
+    tails.withUnsafeMutableBufferPointer { tails in
+      predecessor.withUnsafeMutableBufferPointer { predecessor in
+        for position in 0..<count {
+          let value = values[position]
+          if length > 0 && values[tails[length - 1]] < value {
+            // Extends the longest run: the common case when few values are out of order.
+            predecessor[position] = tails[length - 1]
+            tails[length] = position
+            length += 1
+            continue
+          }
+          var low = 0
+          var high = length
+          while low < high {
+            let middle = (low + high) >> 1
+            if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+          }
+          if low > 0 { predecessor[position] = tails[low - 1] }
+          tails[low] = position
+          if low == length { length += 1 }
+        }
+      }
     }
-    var low = 0
-    var high = tails.count
-    while low < high {
-      let middle = (low + high) >> 1
-      if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-    }
-    if low > 0 { predecessor[position] = tails[low - 1] }
-    if low == tails.count { tails.append(position) } else { tails[low] = position }
   }
   var mask = [Bool](repeating: false, count: count)
-  var cursor = tails.last ?? -1
+  var cursor = length > 0 ? tails[length - 1] : -1
   while cursor >= 0 {
     mask[cursor] = true
     cursor = predecessor[cursor]
