@@ -113,6 +113,17 @@ struct PackedTexts {
     }
   }
 
+  /// Whether text `index` is `text`, given as UTF-8 bytes.
+  func equals(_ index: Int, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+    let mine = range(index)
+    guard mine.count == text.count else { return false }
+    guard !mine.isEmpty else { return true }
+    return bytes.withUnsafeBufferPointer { bytes in
+      guard let left = bytes.baseAddress, let right = text.baseAddress else { return false }
+      return memcmp(left + mine.lowerBound, right, mine.count) == 0
+    }
+  }
+
   /// Whether text `index` has the same bytes as text `otherIndex` of `other`.
   func equals(_ index: Int, _ other: PackedTexts, _ otherIndex: Int) -> Bool {
     let mine = range(index)

@@ -48,14 +48,12 @@ extension StoredList {
   {
     let target = try Self.syncState(of: sections)
     if performDiff {
-      let changeset = try writeRows { rows in
-        try ListSync(rows: rows, old: rows.syncState(), new: target).run()
-      }
+      let changeset = try writeRows { rows in try ListSync.run(rows: rows, to: target) }
       return Self.typed(changeset, sections: sections, state: target)
     }
     let (deleted, inserted) = try writeRows {
       rows -> (deleted: [Int64], inserted: [(id: Int64, items: [Int64])]) in
-      let deleted = try rows.syncState().sectionIDs
+      let deleted = try rows.syncState { _, _ in true }.sectionIDs
       for id in deleted { try rows.deleteSection(id: id) }
       var inserted: [(id: Int64, items: [Int64])] = []
       for section in 0..<target.sectionCount {
