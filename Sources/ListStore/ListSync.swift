@@ -140,7 +140,7 @@ struct ListSync {
     /// Where each moved row comes from: row → old flat index.
     var moveSource: [Int: Int]
     /// The rows placed anew (moved or inserted), in row order, with their keys.
-    var placedRows: [(row: Int, key: String)] = []
+    var placedRows: [(row: Int, key: String)]
   }
 
   /// A write that moves an existing item into an inserted section, done in place of
@@ -202,9 +202,13 @@ struct ListSync {
     }
     var placedSection = insertedSection
     for entry in changeset.movedSections { placedSection[entry.to] = true }
-    let sectionKeys = try placedKeys(
+    var sectionKeys = [String](repeating: "", count: new.sectionCount)
+    for (index, key) in try placedKeys(
       count: new.sectionCount, placed: placedSection, oldKey: { old.sectionKeys.string($0) },
       oldRange: 0..<old.sectionCount, keptIndex: { newToOldSection[$0] })
+    {
+      sectionKeys[index] = key
+    }
 
     // Items: the fate of every stored item.
     var fate = [Fate](repeating: .kept, count: old.itemCount)
@@ -307,9 +311,7 @@ struct ListSync {
       let keys = try placedKeys(
         count: range.count, placed: placed, oldKey: { try rows.position(ofItem: old.itemIDs[$0]) },
         oldRange: oldRange, keptIndex: { keptOld[$0] })
-      var plan = SectionPlan(moveSource: moveSource)
-      for row in 0..<range.count where placed[row] { plan.placedRows.append((row, keys[row])) }
-      plans[section] = plan
+      plans[section] = SectionPlan(moveSource: moveSource, placedRows: keys)
     }
 
     //    Then the writes, section by section in new order: moves and insertions; value
@@ -411,14 +413,14 @@ struct ListSync {
   ///   - oldKey: The stored key of a row, by an index of `oldRange`.
   ///   - oldRange: The parent's stored rows, in key order.
   ///   - keptIndex: For a kept row, its index in `oldRange`.
-  /// - Returns: A key for each placed row (and an empty string for each kept one).
+  /// - Returns: The placed rows with their keys, in row order.
   /// - Throws: ``PositionKey/InvalidKey`` for a malformed stored key, or what `oldKey`
   ///   throws.
   private func placedKeys(
     count: Int, placed: [Bool], oldKey: (Int) throws -> String, oldRange: Range<Int>,
     keptIndex: (Int) -> Int
-  ) throws -> [String] {
-    var keys = [String](repeating: "", count: count)
+  ) throws -> [(row: Int, key: String)] {
+    var keys: [(row: Int, key: String)] = []
     var runStart = 0
     var lower = oldRange.lowerBound - 1  // The kept row before the run, in old order.
     for row in 0...count {
@@ -427,7 +429,7 @@ struct ListSync {
       if runStart < row {
         let run = try Self.keys(
           count: row - runStart, after: lower, before: upper, key: oldKey, range: oldRange)
-        for (offset, key) in run.enumerated() { keys[runStart + offset] = key }
+        for (offset, key) in run.enumerated() { keys.append((runStart + offset, key)) }
       }
       lower = upper
       runStart = row + 1
