@@ -457,6 +457,15 @@ extension ItemList {
     for index in chunks.indices { values.append(contentsOf: storage(at: index).values) }
   }
 
+  /// Calls `body` with the values of each chunk, in order: every value without a search or a
+  /// copy of the list. The buffer is valid only during the call.
+  ///
+  /// - Complexity: O(*c*) calls for *c* chunks.
+  @inlinable
+  package func forEachChunk(_ body: (UnsafeBufferPointer<Item>) -> Void) {
+    for index in chunks.indices { storage(at: index).values.withUnsafeBufferPointer(body) }
+  }
+
   /// Reads values by position, keeping the chunk of the last read: without a search when
   /// positions ascend (or stay within a chunk).
   @usableFromInline
