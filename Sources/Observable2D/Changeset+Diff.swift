@@ -733,26 +733,26 @@ struct Differ<Metadata, Item> {
       stayingNewRows.removeAll(keepingCapacity: true)
       let base = newBase[newIndex]
       let newItems = new[newIndex].items
-      var row = 0
-      for value in newItems {
-        defer { row += 1 }
-        let position = base + row
+      var newValues = ItemList.Reader(newItems)
+      for row in 0..<newItems.count {
+        let position = base &+ row
         let match = Int(newMatch[position])
         guard match >= 0 else {
           result.insertedItems.append(
             .init(
               at: IndexPath(row: row, section: newIndex), id: assigned(newIDs[position]),
-              value: value))
+              value: newValues.value(at: row)))
           continue
         }
         oldMatched[match] = true
         let fromSection = Int(oldSection[match])
-        let fromRow = match - oldBase[fromSection]
+        let fromRow = match &- oldBase[fromSection]
         if fromSection != pairedOld {
           result.movedItems.append(
             .init(
               from: IndexPath(row: fromRow, section: fromSection),
-              to: IndexPath(row: row, section: newIndex), id: oldIDs[match], value: value))
+              to: IndexPath(row: row, section: newIndex), id: oldIDs[match],
+              value: newValues.value(at: row)))
         } else {
           stayingOldRows.append(fromRow)
           stayingNewRows.append(row)
@@ -762,7 +762,6 @@ struct Differ<Metadata, Item> {
       // readers serve without a search.
       let stays = longestIncreasingSubsequenceMask(stayingOldRows)
       var oldValues = ItemList.Reader(old[pairedOld].items)
-      var newValues = ItemList.Reader(newItems)
       for index in stays.indices {
         let fromRow = stayingOldRows[index]
         let toRow = stayingNewRows[index]
