@@ -164,11 +164,13 @@ struct ListSync {
     }
     let newItems = IDTable(positionsOf: new.itemIDs)
     if let id = newItems.repeatedID { throw ListStoreError.duplicateID(kind: "item", id: id) }
-    let old = try rows.syncState { id, value in
-      guard let index = newItems.value(for: id) else { return false }
-      return new.values.equals(Int(index), value)
+    return try rows.db.withPageCache(kibibytes: 16_384) {
+      let old = try rows.syncState { id, value in
+        guard let index = newItems.value(for: id) else { return false }
+        return new.values.equals(Int(index), value)
+      }
+      return try ListSync(rows: rows, old: old, new: new).run()
     }
-    return try ListSync(rows: rows, old: old, new: new).run()
   }
 
   /// Applies the difference; returns the diff with the ids of inserted rows filled in.
@@ -546,6 +548,26 @@ extension ListRows {
       throw NeedsReload(reason: "item \(id) vanished during a sync")
     }
     return key
+  }
+}
+
+extension DatabaseConnection {
+  /// Runs `body` with SQLite's page cache at least `kibibytes` large, then sets it back.
+  ///
+  /// A sync reads the whole list, then reads keys and writes rows next to what it read:
+  /// the default cache (2 MB, about 30k rows) would have let those pages go by then, and
+  /// each would be read from the file again. Other engines, and a cache size given in pages
+  /// (SQLite's default is in KiB), run `body` as it is. Setting the size back cannot fail
+  /// in a way that matters: the cache would only stay larger.
+  fileprivate func withPageCache<Result>(kibibytes: Int, _ body: () throws -> Result) throws
+    -> Result
+  {
+    guard dialect.engine == .sqlite, let size = try scalarInt64("PRAGMA cache_size"),
+      size < 0, -size < kibibytes
+    else { return try body() }
+    try execute("PRAGMA cache_size = -\(kibibytes)")
+    defer { try? execute("PRAGMA cache_size = \(size)") }
+    return try body()
   }
 }
 
