@@ -1,7 +1,8 @@
 import Observable2D
 
-/// A list's sections and items as JSON text with their ids: the state a sync finds
-/// stored (with position keys) or the state it is asked to reach (id 0 for new rows).
+/// A list's sections and items with their ids: the state a sync finds stored (with
+/// position keys; item values are compared with the new ones as they are read, not kept)
+/// or the state it is asked to reach, as JSON text (id 0 for new rows).
 ///
 /// Items are numbered across the whole list ("flat" indexes), section by section.
 struct SyncState {
@@ -11,7 +12,11 @@ struct SyncState {
   /// the number of items.
   var itemStarts: [Int] = [0]
   var itemIDs: [Int64] = []
+  /// The items' values (the new state only).
   var values = PackedTexts()
+  /// For each item, whether the new state has an item with its id and the same value (the
+  /// stored state only: its values are compared as they are read, not kept).
+  var unchanged: [Bool] = []
   /// The stored position keys of the sections (stored state only; item keys are read
   /// when needed, for the few rows next to those that move).
   var sectionKeys = PackedTexts()
@@ -60,8 +65,10 @@ struct SyncState {
 
 extension ListRows {
   /// The list as stored, with position keys, in one ordered pass over sections and one
-  /// over items.
-  func syncState() throws -> SyncState {
+  /// over items. Item values are not kept: `isUnchanged` tells, for each item's id and
+  /// value (UTF-8 bytes, valid only during the call), whether the new state has that value
+  /// for that id, as ``SyncState/unchanged`` records.
+  func syncState(isUnchanged: (Int64, UnsafeBufferPointer<UInt8>) -> Bool) throws -> SyncState {
     try requireList()
     var state = SyncState()
     let sections = try db.cached(
@@ -77,19 +84,19 @@ extension ListRows {
     // the few position keys a sync needs are read by id.
     let items = try db.cached("SELECT id, value FROM items WHERE section_id = ? ORDER BY position")
     var ids: [Int64] = []
-    var values = PackedTexts()
+    var unchanged: [Bool] = []
     var starts = [0]
     for sectionID in state.sectionIDs {
       try items.bind(sectionID, at: 1)
       try items.forEachIntegerAndText { id, value in
         ids.append(id)
-        values.append(value)
+        unchanged.append(isUnchanged(id, value))
       }
       items.reset()
       starts.append(ids.count)
     }
     state.itemIDs = ids
-    state.values = values
+    state.unchanged = unchanged
     state.itemStarts = starts
     return state
   }
@@ -99,11 +106,13 @@ extension ListRows {
 /// caller's transaction, as ``StoredList/replace(with:performDiff:)`` describes.
 ///
 /// `Changeset.diffByID` of the stored state and the new one decides: every entry is one
-/// row write. Rows that stay where they are keep their position keys; each moved or
-/// inserted row gets a key between its kept neighbours that differs from every key of
-/// its new parent, so no write collides with a row that is still to move away. The
-/// writes go in the order that makes the observers' changeset, read back from the log,
-/// equal to the diff.
+/// row write. The ids of the new state are checked to be unique first, so the diff
+/// compares a stored item only with the new item that has its id, which is what the
+/// stored state's `unchanged` was read against. Rows that stay where they are keep their
+/// position keys; each moved or inserted row gets a key between its kept neighbours that
+/// differs from every key of its new parent, so no write collides with a row that is
+/// still to move away. The writes go in the order that makes the observers' changeset,
+/// read back from the log, equal to the diff.
 struct ListSync {
   let rows: ListRows
   let old: SyncState
@@ -131,7 +140,7 @@ struct ListSync {
     /// Where each moved row comes from: row → old flat index.
     var moveSource: [Int: Int]
     /// The rows placed anew (moved or inserted), in row order, with their keys.
-    var placedRows: [(row: Int, key: String)] = []
+    var placedRows: [(row: Int, key: String)]
   }
 
   /// A write that moves an existing item into an inserted section, done in place of
@@ -142,16 +151,36 @@ struct ListSync {
     var newIndex: Int
   }
 
-  /// Applies the difference; returns the diff with the ids of inserted rows filled in
-  /// (metadata: the new section index; values: new flat item indexes).
-  func run() throws -> Changeset<Int32, Int32> {
-    let oldValues = old.values
-    let newValues = new.values
+  /// Reads the stored list and makes it equal to `new`; returns the diff with the ids of
+  /// inserted rows filled in (metadata: the new section index; values: new flat item
+  /// indexes).
+  ///
+  /// - Throws: ``ListStoreError/duplicateID(kind:id:)`` when `new` names a section or an
+  ///   item id more than once, before anything is read.
+  static func run(rows: ListRows, to new: SyncState) throws -> Changeset<Int32, Int32> {
+    var sectionIDs = Set<Int64>()
+    for id in new.sectionIDs where id != 0 && !sectionIDs.insert(id).inserted {
+      throw ListStoreError.duplicateID(kind: "section", id: id)
+    }
+    let newItems = IDTable(positionsOf: new.itemIDs)
+    if let id = newItems.repeatedID { throw ListStoreError.duplicateID(kind: "item", id: id) }
+    return try rows.db.withPageCache(kibibytes: 16_384) {
+      let old = try rows.syncState { id, value in
+        guard let index = newItems.value(for: id) else { return false }
+        return new.values.equals(Int(index), value)
+      }
+      return try ListSync(rows: rows, old: old, new: new).run()
+    }
+  }
+
+  /// Applies the difference; returns the diff with the ids of inserted rows filled in.
+  private func run() throws -> Changeset<Int32, Int32> {
+    let unchanged = old.unchanged
     let oldMetadata = old.metadata
     let newMetadata = new.metadata
     var changeset = Changeset<Int32, Int32>.diffByID(
       from: old.diffSections(), to: new.diffSections(),
-      isEqual: { oldValues.equals(Int($0), newValues, Int($1)) },
+      isEqual: { old, _ in unchanged[Int(old)] },
       metadataIsEqual: { oldMetadata.equals(Int($0), newMetadata, Int($1)) })
     let writer = try Writer(rows: rows)
 
@@ -175,9 +204,13 @@ struct ListSync {
     }
     var placedSection = insertedSection
     for entry in changeset.movedSections { placedSection[entry.to] = true }
-    let sectionKeys = try placedKeys(
+    var sectionKeys = [String](repeating: "", count: new.sectionCount)
+    for (index, key) in try placedKeys(
       count: new.sectionCount, placed: placedSection, oldKey: { old.sectionKeys.string($0) },
       oldRange: 0..<old.sectionCount, keptIndex: { newToOldSection[$0] })
+    {
+      sectionKeys[index] = key
+    }
 
     // Items: the fate of every stored item.
     var fate = [Fate](repeating: .kept, count: old.itemCount)
@@ -280,9 +313,7 @@ struct ListSync {
       let keys = try placedKeys(
         count: range.count, placed: placed, oldKey: { try rows.position(ofItem: old.itemIDs[$0]) },
         oldRange: oldRange, keptIndex: { keptOld[$0] })
-      var plan = SectionPlan(moveSource: moveSource)
-      for row in 0..<range.count where placed[row] { plan.placedRows.append((row, keys[row])) }
-      plans[section] = plan
+      plans[section] = SectionPlan(moveSource: moveSource, placedRows: keys)
     }
 
     //    Then the writes, section by section in new order: moves and insertions; value
@@ -369,9 +400,10 @@ struct ListSync {
     return changeset
   }
 
-  /// The new JSON of item `newIndex`, or `nil` when it equals the stored one.
+  /// The new JSON of item `newIndex`, or `nil` when it equals the stored one (item
+  /// `oldIndex`, which has the same id).
   private func value(ifChangedFrom oldIndex: Int, to newIndex: Int) -> String? {
-    old.values.equals(oldIndex, new.values, newIndex) ? nil : new.values.string(newIndex)
+    old.unchanged[oldIndex] ? nil : new.values.string(newIndex)
   }
 
   /// Keys for the placed rows of one parent, by row: between the keys of the kept rows
@@ -383,14 +415,14 @@ struct ListSync {
   ///   - oldKey: The stored key of a row, by an index of `oldRange`.
   ///   - oldRange: The parent's stored rows, in key order.
   ///   - keptIndex: For a kept row, its index in `oldRange`.
-  /// - Returns: A key for each placed row (and an empty string for each kept one).
+  /// - Returns: The placed rows with their keys, in row order.
   /// - Throws: ``PositionKey/InvalidKey`` for a malformed stored key, or what `oldKey`
   ///   throws.
   private func placedKeys(
     count: Int, placed: [Bool], oldKey: (Int) throws -> String, oldRange: Range<Int>,
     keptIndex: (Int) -> Int
-  ) throws -> [String] {
-    var keys = [String](repeating: "", count: count)
+  ) throws -> [(row: Int, key: String)] {
+    var keys: [(row: Int, key: String)] = []
     var runStart = 0
     var lower = oldRange.lowerBound - 1  // The kept row before the run, in old order.
     for row in 0...count {
@@ -399,7 +431,7 @@ struct ListSync {
       if runStart < row {
         let run = try Self.keys(
           count: row - runStart, after: lower, before: upper, key: oldKey, range: oldRange)
-        for (offset, key) in run.enumerated() { keys[runStart + offset] = key }
+        for (offset, key) in run.enumerated() { keys.append((runStart + offset, key)) }
       }
       lower = upper
       runStart = row + 1
@@ -516,6 +548,26 @@ extension ListRows {
       throw NeedsReload(reason: "item \(id) vanished during a sync")
     }
     return key
+  }
+}
+
+extension DatabaseConnection {
+  /// Runs `body` with SQLite's page cache at least `kibibytes` large, then sets it back.
+  ///
+  /// A sync reads the whole list, then reads keys and writes rows next to what it read:
+  /// the default cache (2 MB, about 30k rows) would have let those pages go by then, and
+  /// each would be read from the file again. Other engines, and a cache size given in pages
+  /// (SQLite's default is in KiB), run `body` as it is. Setting the size back cannot fail
+  /// in a way that matters: the cache would only stay larger.
+  fileprivate func withPageCache<Result>(kibibytes: Int, _ body: () throws -> Result) throws
+    -> Result
+  {
+    guard dialect.engine == .sqlite, let size = try scalarInt64("PRAGMA cache_size"),
+      size < 0, -size < kibibytes
+    else { return try body() }
+    try execute("PRAGMA cache_size = -\(kibibytes)")
+    defer { try? execute("PRAGMA cache_size = \(size)") }
+    return try body()
   }
 }
 

@@ -1,3 +1,5 @@
+import Observable2D
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -39,6 +41,53 @@ struct PackedTexts {
   mutating func append(column: Int32, of statement: any DatabaseStatement) {
     statement.withUTF8(at: column) { bytes.append(contentsOf: $0) }
     ends.append(bytes.count)
+  }
+
+  /// The strings of `lists`, in order, as JSON string literals (what ListStore stores for a
+  /// `String`): the bytes in one buffer sized up front and copied into, without an append
+  /// per string.
+  init(jsonStrings lists: [ItemList<String>]) {
+    var count = 0
+    var byteCount = 0
+    var plain = true  // Whether no string needs escaping (or is not contiguous UTF-8).
+    for list in lists {
+      count += list.count
+      list.forEachChunk { strings in
+        for index in strings.indices {
+          let size = strings[index].utf8.withContiguousStorageIfAvailable { utf8 in
+            Self.needsEscaping(utf8) ? nil : utf8.count + 2
+          }
+          if let size = size ?? nil { byteCount += size } else { plain = false }
+        }
+      }
+    }
+    guard plain else {
+      for list in lists {
+        for string in list { appendJSONString(string) }
+      }
+      return
+    }
+    var ends: [Int] = []
+    ends.reserveCapacity(count)
+    bytes = [UInt8](unsafeUninitializedCapacity: byteCount) { buffer, initialized in
+      guard let base = buffer.baseAddress else { return }
+      for list in lists {
+        list.forEachChunk { strings in
+          for index in strings.indices {
+            strings[index].utf8.withContiguousStorageIfAvailable { utf8 in
+              base[initialized] = UInt8(ascii: "\"")
+              if let source = utf8.baseAddress {
+                (base + initialized + 1).initialize(from: source, count: utf8.count)
+              }
+              initialized += utf8.count + 2
+              base[initialized - 1] = UInt8(ascii: "\"")
+              ends.append(initialized)
+            }
+          }
+        }
+      }
+    }
+    self.ends = ends
   }
 
   /// Appends `text` as a JSON string literal: what ListStore stores for a `String`.
@@ -110,6 +159,17 @@ struct PackedTexts {
     let range = range(index)
     return bytes.withUnsafeBufferPointer {
       String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self)
+    }
+  }
+
+  /// Whether text `index` is `text`, given as UTF-8 bytes.
+  func equals(_ index: Int, _ text: UnsafeBufferPointer<UInt8>) -> Bool {
+    let mine = range(index)
+    guard mine.count == text.count else { return false }
+    guard !mine.isEmpty else { return true }
+    return bytes.withUnsafeBufferPointer { bytes in
+      guard let left = bytes.baseAddress, let right = text.baseAddress else { return false }
+      return memcmp(left + mine.lowerBound, right, mine.count) == 0
     }
   }
 

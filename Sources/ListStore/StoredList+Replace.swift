@@ -48,14 +48,12 @@ extension StoredList {
   {
     let target = try Self.syncState(of: sections)
     if performDiff {
-      let changeset = try writeRows { rows in
-        try ListSync(rows: rows, old: rows.syncState(), new: target).run()
-      }
+      let changeset = try writeRows { rows in try ListSync.run(rows: rows, to: target) }
       return Self.typed(changeset, sections: sections, state: target)
     }
     let (deleted, inserted) = try writeRows {
       rows -> (deleted: [Int64], inserted: [(id: Int64, items: [Int64])]) in
-      let deleted = try rows.syncState().sectionIDs
+      let deleted = try rows.syncState { _, _ in true }.sectionIDs
       for id in deleted { try rows.deleteSection(id: id) }
       var inserted: [(id: Int64, items: [Int64])] = []
       for section in 0..<target.sectionCount {
@@ -85,17 +83,20 @@ extension StoredList {
     var state = SyncState()
     let count = sections.reduce(0) { $0 + $1.items.count }
     state.itemIDs.reserveCapacity(count)
-    state.values.reserveCapacity(texts: count, bytes: count * 16)
+    // The common case, `String` items: their JSON in one go, without a string made per value.
+    let strings = sections.compactMap { $0.items as? ItemList<String> }
+    let allStrings = !sections.isEmpty && strings.count == sections.count
+    if allStrings {
+      state.values = PackedTexts(jsonStrings: strings)
+    } else {
+      state.values.reserveCapacity(texts: count, bytes: count * 16)
+    }
     for section in sections {
       let metadata = try encodeMetadata(section.metadata)
       state.appendSection(
         id: section.id, metadata: rawMetadata ? JSONText.minified(metadata) : metadata)
-      if let strings = section.items as? ItemList<String> {
-        // The common case, without a string made per value.
-        for entry in strings.entries {
-          state.itemIDs.append(entry.id)
-          state.values.appendJSONString(entry.value)
-        }
+      if allStrings {
+        state.itemIDs.append(contentsOf: section.items.ids)
         continue
       }
       for entry in section.items.entries {

@@ -435,19 +435,18 @@ struct ItemSymbols {
 }
 
 /// Matches new items to old ones by their ids when no id occurs twice on a side (the usual
-/// case), with one hash lookup per item; `0` never matches.
+/// case), with one lookup per item in an ``IDTable`` (indexed by id when the old ids lie close
+/// together, hashed otherwise); `0` never matches.
 ///
 /// - Returns: For each new item, the old position it matches or -1; `nil` when an id repeats,
 ///   and the general symbol table must be used.
 @usableFromInline
 func matchUniqueIDs(old: [Int64], new: [Int64]) -> [Int32]? {
-  var index = IDTable(capacity: old.count)
-  for position in old.indices where old[position] != 0 {
-    if !index.insert(old[position], value: Int32(truncatingIfNeeded: position)) { return nil }
-  }
+  let index = IDTable(positionsOf: old)
+  guard index.repeatedID == nil else { return nil }
   var matched = [Bool](repeating: false, count: old.count)
   var newMatch = [Int32](repeating: -1, count: new.count)
-  for position in new.indices where new[position] != 0 {
+  for position in new.indices {
     guard let match = index.value(for: new[position]) else { continue }
     if matched[Int(match)] { return nil }
     matched[Int(match)] = true
@@ -534,27 +533,36 @@ func longestIncreasingSubsequenceMask(_ values: [Int]) -> [Bool] {
 
   // Patience sorting: tails[l] is the index of the smallest tail of an increasing run of
   // length l + 1; predecessors rebuild the run.
-  var tails = [Int]()
+  var tails = [Int](repeating: 0, count: count)
   var predecessor = [Int](repeating: -1, count: count)
-  for position in 0..<count {
-    let value = values[position]
-    if let last = tails.last, values[last] < value {
-      // Extends the longest run: the common case when few values are out of order.
-      predecessor[position] = last
-      tails.append(position)
-      continue
+  var length = 0
+  values.withUnsafeBufferPointer { values in
+    tails.withUnsafeMutableBufferPointer { tails in
+      predecessor.withUnsafeMutableBufferPointer { predecessor in
+        for position in 0..<count {
+          let value = values[position]
+          if length > 0 && values[tails[length - 1]] < value {
+            // Extends the longest run: the common case when few values are out of order.
+            predecessor[position] = tails[length - 1]
+            tails[length] = position
+            length += 1
+            continue
+          }
+          var low = 0
+          var high = length
+          while low < high {
+            let middle = (low + high) >> 1
+            if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
+          }
+          if low > 0 { predecessor[position] = tails[low - 1] }
+          tails[low] = position
+          if low == length { length += 1 }
+        }
+      }
     }
-    var low = 0
-    var high = tails.count
-    while low < high {
-      let middle = (low + high) >> 1
-      if values[tails[middle]] < value { low = middle + 1 } else { high = middle }
-    }
-    if low > 0 { predecessor[position] = tails[low - 1] }
-    if low == tails.count { tails.append(position) } else { tails[low] = position }
   }
   var mask = [Bool](repeating: false, count: count)
-  var cursor = tails.last ?? -1
+  var cursor = length > 0 ? tails[length - 1] : -1
   while cursor >= 0 {
     mask[cursor] = true
     cursor = predecessor[cursor]
@@ -718,60 +726,61 @@ struct Differ<Metadata, Item> {
     // the items that stay in it for the longest increasing subsequence.
     var stayingOldRows = [Int]()
     var stayingNewRows = [Int]()
-    var stayingChanged = [Bool]()
-    var stayingMatch = [Int]()
     for newIndex in new.indices {
       let pairedOld = pairs.newToOld[newIndex]
       guard pairedOld >= 0 else { continue }
       stayingOldRows.removeAll(keepingCapacity: true)
       stayingNewRows.removeAll(keepingCapacity: true)
-      stayingChanged.removeAll(keepingCapacity: true)
-      stayingMatch.removeAll(keepingCapacity: true)
       let base = newBase[newIndex]
       let newItems = new[newIndex].items
-      var row = 0
-      for value in newItems {
-        defer { row += 1 }
-        let position = base + row
+      var newValues = ItemList.Reader(newItems)
+      for row in 0..<newItems.count {
+        let position = base &+ row
         let match = Int(newMatch[position])
         guard match >= 0 else {
           result.insertedItems.append(
             .init(
               at: IndexPath(row: row, section: newIndex), id: assigned(newIDs[position]),
-              value: value))
+              value: newValues.value(at: row)))
           continue
         }
         oldMatched[match] = true
         let fromSection = Int(oldSection[match])
-        let fromRow = match - oldBase[fromSection]
+        let fromRow = match &- oldBase[fromSection]
         if fromSection != pairedOld {
           result.movedItems.append(
             .init(
               from: IndexPath(row: fromRow, section: fromSection),
-              to: IndexPath(row: row, section: newIndex), id: oldIDs[match], value: value))
+              to: IndexPath(row: row, section: newIndex), id: oldIDs[match],
+              value: newValues.value(at: row)))
         } else {
           stayingOldRows.append(fromRow)
           stayingNewRows.append(row)
-          if let changedItemIDs {
-            stayingChanged.append(changedItemIDs.contains(oldIDs[match]))
-          } else {
-            stayingChanged.append(!isEqual(old[pairedOld].items[fromRow], value))
-          }
-          stayingMatch.append(match)
         }
       }
+      // The items that stay in place are compared in ascending rows on both sides, which the
+      // readers serve without a search.
       let stays = longestIncreasingSubsequenceMask(stayingOldRows)
-      for index in stays.indices where !stays[index] || stayingChanged[index] {
-        let match = stayingMatch[index]
-        let from = IndexPath(row: stayingOldRows[index], section: pairedOld)
-        let value = newItems[stayingNewRows[index]]
+      var oldValues = ItemList.Reader(old[pairedOld].items)
+      for index in stays.indices {
+        let fromRow = stayingOldRows[index]
+        let toRow = stayingNewRows[index]
+        let id = oldIDs[oldBase[pairedOld] + fromRow]
         if stays[index] {
-          result.updatedItems.append(.init(at: from, id: oldIDs[match], value: value))
+          let changed =
+            changedItemIDs?.contains(id)
+            ?? !isEqual(oldValues.value(at: fromRow), newValues.value(at: toRow))
+          guard changed else { continue }
+          result.updatedItems.append(
+            .init(
+              at: IndexPath(row: fromRow, section: pairedOld), id: id,
+              value: newValues.value(at: toRow)))
         } else {
           result.movedItems.append(
             .init(
-              from: from, to: IndexPath(row: stayingNewRows[index], section: newIndex),
-              id: oldIDs[match], value: value))
+              from: IndexPath(row: fromRow, section: pairedOld),
+              to: IndexPath(row: toRow, section: newIndex), id: id,
+              value: newValues.value(at: toRow)))
         }
       }
     }

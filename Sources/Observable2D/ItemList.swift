@@ -488,6 +488,47 @@ extension ItemList {
   func appendValues(to values: inout ContiguousArray<Item>) {
     for index in chunks.indices { values.append(contentsOf: storage(at: index).values) }
   }
+
+  /// Calls `body` with the values of each chunk, in order: every value without a search or a
+  /// copy of the list. The buffer is valid only during the call.
+  ///
+  /// - Complexity: O(*c*) calls for *c* chunks.
+  @inlinable
+  package func forEachChunk(_ body: (UnsafeBufferPointer<Item>) -> Void) {
+    for index in chunks.indices { storage(at: index).values.withUnsafeBufferPointer(body) }
+  }
+
+  /// Reads values by position, keeping the chunk of the last read: without a search when
+  /// positions ascend (or stay within a chunk).
+  @usableFromInline
+  struct Reader {
+    @usableFromInline
+    let list: ItemList
+    /// The positions of the current chunk's values.
+    @usableFromInline
+    var start = 0
+    @usableFromInline
+    var end = 0
+    @usableFromInline
+    var values: ContiguousArray<Item> = []
+
+    @inlinable
+    init(_ list: ItemList) {
+      self.list = list
+    }
+
+    /// The value at `position`, a valid index of the list.
+    @inlinable
+    mutating func value(at position: Int) -> Item {
+      if position < start || position >= end {
+        let (chunk, offset) = list.locate(position)
+        start = position &- offset
+        end = list.ends[chunk]
+        values = list.storage(at: chunk).values
+      }
+      return values[position &- start]
+    }
+  }
 }
 
 // MARK: - Collection conformances

@@ -248,6 +248,73 @@ import Testing
       #expect(applied.map(\.metadata) == new.map(\.metadata), comment)
     }
   }
+
+  /// Ids close together are matched through a table indexed by id, ids far apart through a
+  /// hash table: both give the same changeset, also with an id given twice (which falls back
+  /// to the general matching) and with ids far outside the stored ones.
+  @Test func closeAndFarApartIDsGiveTheSameDiff() {
+    /// The same ids spread far apart, some of them negative (`0` and ids that are far out
+    /// already stay).
+    func spread(_ id: Int64) -> Int64 {
+      id == 0 || id.magnitude > 1 << 40 ? id : id * 1_000_003 - 5_000_000
+    }
+    func spread(_ state: [TestSection]) -> [TestSection] {
+      state.map { section in
+        TestSection(
+          id: spread(section.id), metadata: section.metadata,
+          items: ItemList(entries: section.items.entries.map { (spread($0.id), $0.value) }))
+      }
+    }
+    func spread(_ changeset: TestChangeset) -> TestChangeset {
+      var result = changeset
+      for index in result.deletedSections.indices {
+        result.deletedSections[index].id = spread(result.deletedSections[index].id)
+      }
+      result.insertedSections = result.insertedSections.map { entry in
+        .init(
+          index: entry.index, id: spread(entry.id), metadata: entry.metadata,
+          items: ItemList(entries: entry.items.entries.map { (spread($0.id), $0.value) }))
+      }
+      for index in result.movedSections.indices {
+        result.movedSections[index].id = spread(result.movedSections[index].id)
+      }
+      for index in result.updatedSections.indices {
+        result.updatedSections[index].id = spread(result.updatedSections[index].id)
+      }
+      for index in result.deletedItems.indices {
+        result.deletedItems[index].id = spread(result.deletedItems[index].id)
+      }
+      for index in result.insertedItems.indices {
+        result.insertedItems[index].id = spread(result.insertedItems[index].id)
+      }
+      for index in result.movedItems.indices {
+        result.movedItems[index].id = spread(result.movedItems[index].id)
+      }
+      for index in result.updatedItems.indices {
+        result.updatedItems[index].id = spread(result.updatedItems[index].id)
+      }
+      return result
+    }
+    let iterations = PropertyTestSettings.iterations(default: 1_000)
+    for iteration in 0..<iterations {
+      let seed = PropertyTestSettings.baseSeed &+ 9_000 &+ UInt64(iteration)
+      var states = RandomStates(seed: seed)
+      let old = states.state()
+      var new = states.edited(old)
+      if let section = new.indices.randomElement(using: &states.random) {
+        if states.chance(20), let id = old.lazy.flatMap({ $0.items.ids }).first {
+          new[section].items.append("again", id: id)  // An old id twice in the new state.
+        }
+        if states.chance(20) {
+          new[section].items.append("far", id: states.chance(50) ? .max : .min + 1)
+        }
+      }
+      let comment = Comment(rawValue: "seed \(seed)\nold: \(old)\nnew: \(new)")
+      let close = TestChangeset.diffByID(from: old, to: new)
+      let farApart = TestChangeset.diffByID(from: spread(old), to: spread(new))
+      #expect(spread(close) == farApart, comment)
+    }
+  }
 }
 
 /// The fewest item moves any valid changeset needs, by a naive O(m²) longest increasing
