@@ -11,7 +11,7 @@ import SQLiteKit
 final class SQLiteDatabase: DatabaseConnection {
   /// The SQLite connection.
   let connection: Connection
-  private var statements: [String: SQLiteStatement] = [:]
+  private var statements: [StatementKey: SQLiteStatement] = [:]
 
   /// SQLite's SQL where it differs from PostgreSQL's.
   static let dialect = SQLDialect(
@@ -29,12 +29,13 @@ final class SQLiteDatabase: DatabaseConnection {
   var dialect: SQLDialect { Self.dialect }
 
   func cached(_ sql: String) throws -> any DatabaseStatement {
-    if let statement = statements[sql] {
+    let key = StatementKey(sql)
+    if let statement = statements[key] {
       statement.reset()
       return statement
     }
     let statement = SQLiteStatement(try connection.cachedStatement(sql), connection: connection)
-    statements[sql] = statement
+    statements[key] = statement
     return statement
   }
 

@@ -45,8 +45,15 @@ extension Connection {
   /// - Parameter kind: How to begin.
   /// - Throws: ``SQLiteError`` (`SQLITE_BUSY` past the busy timeout, for one).
   public func begin(_ kind: TransactionKind = .immediate) throws {
-    // Prepared once per connection: BEGIN and COMMIT run on every write.
-    try cachedStatement("BEGIN \(kind.rawValue) TRANSACTION").run()
+    // Prepared once per connection: BEGIN and COMMIT run on every write. Literal texts,
+    // so that finding the statement builds no string.
+    let sql =
+      switch kind {
+      case .deferred: "BEGIN DEFERRED TRANSACTION"
+      case .immediate: "BEGIN IMMEDIATE TRANSACTION"
+      case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
+      }
+    try cachedStatement(sql).run()
   }
 
   /// Commits the transaction that ``begin(_:)`` started.

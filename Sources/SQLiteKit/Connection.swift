@@ -36,7 +36,7 @@ public final class Connection {
   public let mode: OpenMode
 
   let handle: OpaquePointer
-  private var statementCache: [String: Statement] = [:]
+  private var statementCache: [StatementKey: Statement] = [:]
 
   /// Whether ``close()`` ran.
   public private(set) var isClosed = false
@@ -173,12 +173,13 @@ public final class Connection {
   /// - Returns: The cached statement, reset and with its bindings cleared.
   /// - Throws: ``SQLiteError`` for a syntax error, or when the connection is closed.
   public func cachedStatement(_ sql: String) throws -> Statement {
-    if let statement = statementCache[sql] {
+    let key = StatementKey(sql)
+    if let statement = statementCache[key] {
       statement.reset()
       return statement
     }
     let statement = try compile(sql, owned: false)
-    statementCache[sql] = statement
+    statementCache[key] = statement
     return statement
   }
 
