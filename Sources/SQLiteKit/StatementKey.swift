@@ -17,7 +17,7 @@ public struct StatementKey: Hashable, Sendable {
   /// Whether two keys hold the same text.
   public static func == (lhs: StatementKey, rhs: StatementKey) -> Bool { lhs.sql == rhs.sql }
 
-  /// Feeds the text's mixed word (see ``mix(_:)``) to `hasher`.
+  /// Feeds the text, folded into one word, to `hasher`.
   public func hash(into hasher: inout Hasher) {
     let mixed = sql.utf8.withContiguousStorageIfAvailable { Self.mix($0) }
     if let mixed { hasher.combine(mixed) } else { hasher.combine(sql) }
