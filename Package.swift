@@ -71,7 +71,9 @@ let package = Package(
     // Its own product, so that tests of SQLite alone never link libpq.
     .target(
       name: "ListStorePostgreSQLTesting",
-      dependencies: ["ListStore", "ListStoreTesting", "ListStorePostgreSQL", "PostgreSQLKit"]),
+      dependencies: [
+        "ListStore", "ListStoreTesting", "ListStorePostgreSQL", "PostgreSQLKit", "ReactiveCore",
+      ]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // The command table, argument parser, help and rendering of `liststore`.

@@ -1,5 +1,6 @@
 import Foundation
 public import PostgreSQLKit
+import ReactiveCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -112,7 +113,7 @@ public final class TestPostgresServer: Sendable {
 
   private let binaries: Binaries
   /// Starting, stopping and making templates, serialized.
-  private let state: Mutex<State>
+  private let state: Locked<State>
   /// Numbers the names made for databases and roles.
   private let counter = Atomic<Int>(0)
 
@@ -245,7 +246,7 @@ public final class TestPostgresServer: Sendable {
 
   // MARK: - Starting and stopping
 
-  private static let sharedServers = Mutex<[Options: Result<TestPostgresServer, Failure>]>([:])
+  private static let sharedServers = Locked<[Options: Result<TestPostgresServer, Failure>]>([:])
 
   /// The server this test process shares, started on first use (concurrent first
   /// callers wait for the one start) and stopped when the process exits.
@@ -315,7 +316,7 @@ public final class TestPostgresServer: Sendable {
     var initdbDuration: Duration
   }
 
-  private static let pristine = Mutex<Result<Pristine, Failure>?>(nil)
+  private static let pristine = Locked<Result<Pristine, Failure>?>(nil)
 
   private static func pristineCluster(_ binaries: Binaries) throws(Failure) -> Pristine {
     try pristine.withLock { (made: inout Result<Pristine, Failure>?) throws(Failure) in
@@ -347,7 +348,7 @@ public final class TestPostgresServer: Sendable {
     self.folder = folder
     self.binaries = binaries
     dataDirectory = folder + "/data"
-    state = Mutex(State())
+    state = Locked(State())
     initdbDuration = pristine.initdbDuration
     let clock = ContinuousClock()
     var started = clock.now
@@ -512,7 +513,7 @@ public final class TestPostgresServer: Sendable {
 
   /// The folder of every running server and of the `initdb` result, with the command
   /// that stops the server (none for the `initdb` result), for the `atexit` handler.
-  private static let running = Mutex<[String: [String]]>([:])
+  private static let running = Locked<[String: [String]]>([:])
 
   private static let installExitHandler: Void = {
     atexit {

@@ -1,6 +1,7 @@
 import Foundation
 import ListStore
 import Observable2D
+import ReactiveCore
 import SQLiteKit
 import Synchronization
 import TestSupport
@@ -122,7 +123,7 @@ import Testing
     let cities = try makeList(repository, "cities")
     let inside = DispatchSemaphore(value: 0)
     let finish = DispatchSemaphore(value: 0)
-    let order = Mutex<[String]>([])
+    let order = Locked<[String]>([])
     let batch = Thread {
       try? repository.write {
         try cities.appendItem("batch 1", toSection: 0)

@@ -528,7 +528,7 @@ import Testing
     let repository = try database.openRepository()
     let list = try makeCities(repository)
     let recorder = try record(list)
-    let delivered = Mutex<Set<Int64>>([])
+    let delivered = Locked<Set<Int64>>([])
     let bag = DisposeBag()
     recorder.array.observeNext { event in
       delivered.withLock { $0.formUnion(event.changeset.insertedItems.map(\.id)) }

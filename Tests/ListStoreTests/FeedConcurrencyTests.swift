@@ -62,7 +62,7 @@ import Testing
     let other = try Repository(path: repository.path)
     let otherList = try other.list("shared", metadata: RawJSON.self, item: RawJSON.self)
     let writes = scaled(80)
-    let kept = Mutex<[ArrayRecorder<RawJSON, RawJSON>]>([])
+    let kept = Locked<[ArrayRecorder<RawJSON, RawJSON>]>([])
     DispatchQueue.concurrentPerform(iterations: 5) { worker in
       switch worker {
       case 0: Self.randomWrites(list, count: writes, seed: 1)

@@ -82,7 +82,7 @@ import Testing
     let queue = DispatchQueue(label: "observer")
     let array = try list.observe(on: queue)
     #expect(array.sections[0].items.map { $0 } == ["Paris", "Berlin"])
-    let seen = Mutex<[String]>([])
+    let seen = Locked<[String]>([])
     let bag = DisposeBag()
     array.observeNext { event in
       dispatchPrecondition(condition: .onQueue(queue))
@@ -123,7 +123,7 @@ import Testing
     // A thread that delivers the source's first event stays in its callback until the
     // queue's write has committed, so that it, not the writer, delivers that write's event.
     let started = DispatchSemaphore(value: 0)
-    let first = Mutex(true)
+    let first = Locked(true)
     let bag = DisposeBag()
     source.observeNext { _ in
       let isFirst = first.withLock { isFirst in
@@ -189,7 +189,7 @@ import Testing
     let list = try makeList(repository)
     let queue = DispatchQueue(label: "observer")
     let array = try list.observe(on: queue)
-    let completed = Mutex(false)
+    let completed = Locked(false)
     let bag = DisposeBag()
     array.observeCompleted {
       dispatchPrecondition(condition: .onQueue(queue))
