@@ -134,9 +134,10 @@ func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
   if !condition { throw BenchError(message()) }
 }
 
-/// A fresh scratch folder under `/tmp`.
+/// A fresh scratch folder under `$TMPDIR`, or `/tmp` when it is not set.
 func makeScratchFolder() throws -> String {
-  var template = Array("/tmp/liststore-bench-XXXXXX".utf8CString)
+  let parent = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+  var template = Array(((parent ?? "/tmp") + "/liststore-bench-XXXXXX").utf8CString)
   let made = template.withUnsafeMutableBufferPointer { buffer in
     buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
   }
