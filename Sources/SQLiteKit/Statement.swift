@@ -1,5 +1,11 @@
 internal import CSQLite
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// A compiled SQL statement with typed parameter binding and column reading.
 ///
 /// Parameters are numbered from 1 as in SQLite; columns from 0. A statement keeps its
@@ -74,21 +80,24 @@ public final class Statement {
   }
 
   /// Binds text; SQLite keeps its own copy, so `value` may go away afterwards.
+  ///
+  /// Text without a NUL character is bound NUL-terminated (length -1): SQLite then keeps
+  /// its copy terminated, and SQL functions that read the value as text (those in
+  /// triggers and `CHECK` constraints: `length`, `GLOB`, `json_valid` …) use it as it is.
+  /// Bound with an explicit length, each such call made a terminated copy of its own.
   /// - Parameters:
   ///   - value: The text, stored as UTF-8.
   ///   - index: The 1-based parameter index.
   /// - Throws: ``SQLiteError`` (`SQLITE_RANGE`, `SQLITE_TOOBIG`).
   public func bind(_ value: String, at index: Int32) throws {
-    var value = value
-    let status = value.withUTF8 { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { chars in
-        guard let base = chars.baseAddress else {
-          // A non-nil pointer for "", which SQLite would otherwise bind as NULL.
-          return sqlite3_bind_text(handle, index, "", 0, csqlite_static())
-        }
-        return sqlite3_bind_text64(
-          handle, index, base, UInt64(chars.count), csqlite_transient(), UInt8(SQLITE_UTF8))
+    let count = value.utf8.count
+    let status = value.withCString { text in
+      if count <= Int32.max, strlen(text) == count {
+        return sqlite3_bind_text(handle, index, text, -1, csqlite_transient())
       }
+      // A NUL inside the text: only the explicit length keeps what follows it.
+      return sqlite3_bind_text64(
+        handle, index, text, UInt64(count), csqlite_transient(), UInt8(SQLITE_UTF8))
     }
     try checkBind(status)
   }
