@@ -63,6 +63,13 @@ package struct SQLDialect: Sendable {
   /// The type of a `position` value as text (`'text'` where only text is possible).
   package var positionType: String
 
+  /// The writes that store a JSON parameter, built once: single writes run them often,
+  /// and building their text on every call cost more than some of the statements.
+  package let insertSection: JSONParameterSQL
+  package let setMetadata: JSONParameterSQL
+  package let insertItem: JSONParameterSQL
+  package let setValue: JSONParameterSQL
+
   package init(
     engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String
   ) {
@@ -70,6 +77,35 @@ package struct SQLDialect: Sendable {
     self.checkedJSONParameter = checkedJSONParameter
     self.lastSeqAndHorizon = lastSeqAndHorizon
     self.positionType = positionType
+    func sql(_ text: (String) -> String) -> JSONParameterSQL {
+      JSONParameterSQL(canonical: text("?"), checked: text(checkedJSONParameter))
+    }
+    insertSection = sql { "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \($0))" }
+    setMetadata = sql { "UPDATE sections SET metadata = \($0) WHERE id = ? AND list_id = ?" }
+    insertItem = sql { "INSERT INTO items(section_id, position, value) VALUES (?, ?, \($0))" }
+    setValue = sql {
+      """
+      UPDATE items SET value = \($0)
+      WHERE id = ?
+      AND EXISTS (SELECT 1 FROM sections s WHERE s.id = items.section_id AND s.list_id = ?)
+      """
+    }
+  }
+}
+
+/// One statement that stores a JSON parameter, in its two texts: for text ListStore
+/// encoded itself (compact, valid JSON: bound as it is), and for text to check and
+/// compact as it is written (``SQLDialect/checkedJSONParameter``).
+@usableFromInline
+package struct JSONParameterSQL: Sendable {
+  /// The text binding the JSON as it is.
+  package let canonical: String
+  /// The text checking the JSON.
+  package let checked: String
+
+  /// The text for JSON that is canonical or not.
+  package subscript(canonical isCanonical: Bool) -> String {
+    isCanonical ? canonical : checked
   }
 }
 

@@ -49,11 +49,6 @@ struct ListRows {
     }
   }
 
-  /// The SQL expression that stores a bound metadata or value parameter.
-  private func stored(_ canonical: Bool) -> String {
-    canonical ? "?" : db.dialect.checkedJSONParameter
-  }
-
   /// Runs an `INSERT` of one row and returns its id.
   private func inserted(_ sql: String, _ values: any SQLBindable...) throws -> Int64 {
     try db.insert(sql, values.map(\.sqlValue))
@@ -113,7 +108,7 @@ struct ListRows {
       position = try PositionKey.between(last, nil)
     }
     return try inserted(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
+      db.dialect.insertSection[canonical: canonicalMetadata],
       listID, position, metadata)
   }
 
@@ -136,7 +131,7 @@ struct ListRows {
   func setMetadata(_ metadata: String, sectionID id: Int64) throws {
     guard
       try db.run(
-        "UPDATE sections SET metadata = \(stored(canonicalMetadata)) WHERE id = ? AND list_id = ?",
+        db.dialect.setMetadata[canonical: canonicalMetadata],
         metadata, id, listID) == 1
     else { throw ListStoreError.sectionNotFound(id: id) }
   }
@@ -189,7 +184,7 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
+      db.dialect.insertItem[canonical: canonicalValues],
       sectionID, position, value)
   }
 
@@ -252,16 +247,7 @@ struct ListRows {
   private func gap(nextTo neighbor: Int64, after: Bool, excluding excluded: Int64 = 0) throws
     -> (section: Int64, lower: String?, upper: String?)
   {
-    let statement = try db.cached(
-      """
-      SELECT i.section_id, i.position, (
-        SELECT o.position FROM items o
-        WHERE o.section_id = i.section_id AND o.id <> ? AND \(after
-          ? "o.position > i.position ORDER BY o.position"
-          : "o.position < i.position ORDER BY o.position DESC") LIMIT 1)
-      FROM items i JOIN sections s ON s.id = i.section_id
-      WHERE i.id = ? AND s.list_id = ?
-      """)
+    let statement = try db.cached(after ? Self.gapAfter : Self.gapBefore)
     try statement.bind(excluded, at: 1)
     try statement.bind(neighbor, at: 2)
     try statement.bind(listID, at: 3)
@@ -273,11 +259,26 @@ struct ListRows {
     return after ? (section, key, other) : (section, other, key)
   }
 
+  /// The statements of ``gap(nextTo:after:excluding:)``, built once.
+  private static let gapAfter = gapSQL(
+    "o.position > i.position ORDER BY o.position")
+  private static let gapBefore = gapSQL(
+    "o.position < i.position ORDER BY o.position DESC")
+  private static func gapSQL(_ neighbor: String) -> String {
+    """
+    SELECT i.section_id, i.position, (
+      SELECT o.position FROM items o
+      WHERE o.section_id = i.section_id AND o.id <> ? AND \(neighbor) LIMIT 1)
+    FROM items i JOIN sections s ON s.id = i.section_id
+    WHERE i.id = ? AND s.list_id = ?
+    """
+  }
+
   /// Inserts an item right after (or before) item `neighbor`.
   func insertItem(value: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after)
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
+      db.dialect.insertItem[canonical: canonicalValues],
       section, try PositionKey.between(lower, upper), value)
   }
 
@@ -294,12 +295,7 @@ struct ListRows {
 
   func setValue(_ value: String, itemID id: Int64) throws {
     guard
-      try db.run(
-        """
-        UPDATE items SET value = \(stored(canonicalValues))
-        WHERE id = ?
-        AND EXISTS (SELECT 1 FROM sections s WHERE s.id = items.section_id AND s.list_id = ?)
-        """, value, id, listID) == 1
+      try db.run(db.dialect.setValue[canonical: canonicalValues], value, id, listID) == 1
     else { throw ListStoreError.itemNotFound(id: id) }
   }
 
@@ -337,7 +333,7 @@ struct ListRows {
   func insertSection(metadata: String, nextTo neighbor: Int64, after: Bool) throws -> Int64 {
     let (lower, upper) = try sectionGap(nextTo: neighbor, after: after)
     return try inserted(
-      "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(stored(canonicalMetadata)))",
+      db.dialect.insertSection[canonical: canonicalMetadata],
       listID, try PositionKey.between(lower, upper), metadata)
   }
 
@@ -366,7 +362,7 @@ struct ListRows {
       position = try PositionKey.between(try lastItemPosition(sectionID: sectionID), nil)
     }
     return try inserted(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(stored(canonicalValues)))",
+      db.dialect.insertItem[canonical: canonicalValues],
       sectionID, position, value)
   }
 
