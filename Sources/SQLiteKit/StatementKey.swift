@@ -2,10 +2,12 @@
 ///
 /// Statement caches are looked up on every write, with the same few texts, some of
 /// them hundreds of bytes long: `String`'s own hashing (SipHash over every byte) cost
-/// more than some of the statements it found. This key mixes the text eight bytes at a
-/// time into one word and gives only that word to the `Hasher`; equality is still the
-/// texts' (a literal compared with itself is one pointer comparison). The texts are the
-/// library's own, not a caller's, so a hash that is not keyed against flooding is fine.
+/// more than some of the statements it found. This key folds the text's length and its
+/// first and last ``sampled`` bytes into one word and gives only that word to the
+/// `Hasher`; equality is still the texts' (a literal compared with itself is one pointer
+/// comparison), so texts that differ only in their middle share a bucket and are told
+/// apart there. The texts are the library's own, not a caller's, so a hash that is not
+/// keyed against flooding is fine.
 public struct StatementKey: Hashable, Sendable {
   /// The SQL text.
   public let sql: String
@@ -23,27 +25,40 @@ public struct StatementKey: Hashable, Sendable {
     if let mixed { hasher.combine(mixed) } else { hasher.combine(sql) }
   }
 
-  /// The bytes folded into one word: a multiply-and-rotate over 8-byte words, then
-  /// the tail and the length.
+  /// How many bytes at each end of a text its hash reads: enough to tell the library's
+  /// statements apart by their start or end (almost all of them differ there).
+  public static let sampled = 32
+
+  /// The length and the bytes at both ends (the whole text when it is short) folded into
+  /// one word: a multiply-and-rotate over 8-byte words, then the tail.
   static func mix(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
     let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
     var word: UInt64 = UInt64(truncatingIfNeeded: bytes.count) &* multiplier
     guard let base = bytes.baseAddress else { return word }
     let raw = UnsafeRawPointer(base)
-    var offset = 0
-    while offset + 8 <= bytes.count {
-      let chunk = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-      word = ((word ^ chunk) &* multiplier).rotated(by: 29)
-      offset += 8
+    func fold(from start: Int, to end: Int) {
+      var offset = start
+      while offset + 8 <= end {
+        let chunk = raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+        word = ((word ^ chunk) &* multiplier).rotated(by: 29)
+        offset += 8
+      }
+      var tail: UInt64 = 0
+      var shift: UInt64 = 0
+      while offset < end {
+        tail |= UInt64(bytes[offset]) << shift
+        shift += 8
+        offset += 1
+      }
+      word = ((word ^ tail) &* multiplier).rotated(by: 29)
     }
-    var tail: UInt64 = 0
-    var shift: UInt64 = 0
-    while offset < bytes.count {
-      tail |= UInt64(bytes[offset]) << shift
-      shift += 8
-      offset += 1
+    if bytes.count <= 2 * sampled {
+      fold(from: 0, to: bytes.count)
+    } else {
+      fold(from: 0, to: sampled)
+      fold(from: bytes.count - sampled, to: bytes.count)
     }
-    return ((word ^ tail) &* multiplier).rotated(by: 29)
+    return word
   }
 }
 
