@@ -56,8 +56,76 @@ struct ListChanges {
     listID: Int64, db: any DatabaseConnection, mirror: inout ListMirror,
     journal: inout ListMirror.Journal, entries: ArraySlice<ChangeLogEntry>
   ) throws -> ListUpdate? {
-    try ListChanges(listID: listID, db: db).update(
-      mirror: &mirror, journal: &journal, entries: entries)
+    let changes = ListChanges(listID: listID, db: db)
+    // A single write's batch: one item entry, worked out without the tables a batch needs.
+    if entries.count == 1, let entry = entries.first, entry.kind == .item {
+      return try changes.update(mirror: &mirror, journal: &journal, item: entry)
+    }
+    return try changes.update(mirror: &mirror, journal: &journal, entries: entries)
+  }
+
+  /// ``update(mirror:journal:entries:)`` for a batch of one item entry, with the same
+  /// result: where the item was (from the entry) and where it is (from its row), one
+  /// binary search each, and at most one changeset entry.
+  func update(
+    mirror: inout ListMirror, journal: inout ListMirror.Journal, item entry: ChangeLogEntry
+  ) throws -> ListUpdate? {
+    let id = entry.rowID
+    func concernsThisList(_ section: Int64?) -> Bool {
+      section.map { mirror.items[$0] != nil } ?? false
+    }
+    guard concernsThisList(entry.oldParent) || concernsThisList(entry.parent) else { return nil }
+    // Where it was: in one of this list's sections, at the key the entry names.
+    var oldPlace: (section: Int64, index: Int)?
+    if let parent = entry.oldParent, let list = mirror.items[parent], let key = entry.oldPosition {
+      guard let index = ListMirror.index(of: id, key: key, in: list) else {
+        throw NeedsReload(reason: "item \(id) is not where the log says it was")
+      }
+      oldPlace = (parent, index)
+    }
+    // Where it is: in one of this list's sections, or not here.
+    let current = entry.current.flatMap { mirror.items[$0.parent] == nil ? nil : $0 }
+    var changeset = Changeset<String, String>()
+    switch (oldPlace, current) {
+    case (let place?, nil):
+      let path = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
+      changeset.deletedItems.append(.init(at: path, id: id))
+      mirror.removeItem(section: place.section, at: place.index, journal: &journal)
+    case (nil, let current?):
+      let path = try insert(id, current, into: &mirror, journal: &journal)
+      changeset.insertedItems.append(.init(at: path, id: id, value: current.json))
+    case (let place?, let current?):
+      let slot = mirror.items[place.section]?[place.index]
+      if current.parent != place.section || !ListMirror.sameKey(current.key, slot?.key) {
+        let from = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
+        mirror.removeItem(section: place.section, at: place.index, journal: &journal)
+        let to = try insert(id, current, into: &mirror, journal: &journal)
+        changeset.movedItems.append(.init(from: from, to: to, id: id, value: current.json))
+      } else if current.json.mirrorHash != slot?.hash {
+        let path = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
+        changeset.updatedItems.append(.init(at: path, id: id, value: current.json))
+        mirror.setItemHash(
+          section: place.section, at: place.index, to: current.json.mirrorHash, journal: &journal)
+      }
+    case (nil, nil):
+      break
+    }
+    return changeset.isEmpty ? nil : .changes(changeset)
+  }
+
+  /// Puts item `id` into the mirror where `current` says it is; returns its index path
+  /// there.
+  private func insert(
+    _ id: Int64, _ current: CurrentRow, into mirror: inout ListMirror,
+    journal: inout ListMirror.Journal
+  ) throws -> IndexPath {
+    mirror.insertItem(
+      ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
+      section: current.parent, journal: &journal)
+    guard let list = mirror.items[current.parent],
+      let row = ListMirror.index(of: id, key: current.key, in: list)
+    else { throw NeedsReload(reason: "item \(id) lost") }
+    return IndexPath(indexes: [try oldSectionIndex(current.parent, mirror), row])
   }
 
   func update(

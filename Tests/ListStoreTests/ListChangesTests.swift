@@ -1,0 +1,127 @@
+import Observable2D
+import SQLiteKit
+import TestSupport
+import Testing
+
+@testable import ListStore
+
+/// A batch of one item entry takes a path of its own (a single write's): it must give
+/// what the general path gives for the same batch, for every kind of entry, plausible or
+/// not.
+@Suite struct ListChangesTests {
+  /// What a path made of a batch, and the mirror it left.
+  struct Outcome: Equatable {
+    enum Result: Equatable {
+      case changes(Changeset<String, String>)
+      case deleted
+      case nothing
+      case reload
+    }
+    var result: Result
+    var sections: ItemList<ListMirror.Slot>
+    var items: [Int64: ItemList<ListMirror.Slot>]
+
+    /// Which kind of outcome this is, for counting.
+    var kind: String {
+      switch result {
+      case .changes(let changeset):
+        if !changeset.deletedItems.isEmpty { return "deleted" }
+        if !changeset.insertedItems.isEmpty { return "inserted" }
+        if !changeset.movedItems.isEmpty { return "moved" }
+        return "updated"
+      case .deleted: return "list deleted"
+      case .nothing: return "nothing"
+      case .reload: return "reload"
+      }
+    }
+  }
+
+  static func run(
+    _ entry: ChangeLogEntry, on original: ListMirror, db: SQLiteDatabase, single: Bool
+  ) throws -> Outcome {
+    let changes = ListChanges(listID: 1, db: db)
+    var mirror = original
+    var journal = ListMirror.Journal()
+    let result: Outcome.Result
+    do {
+      let update =
+        single
+        ? try changes.update(mirror: &mirror, journal: &journal, item: entry)
+        : try changes.update(mirror: &mirror, journal: &journal, entries: [entry])
+      switch update {
+      case .changes(let changeset)?: result = .changes(changeset)
+      case .deleted?: result = .deleted
+      case nil: result = .nothing
+      }
+    } catch is NeedsReload {
+      result = .reload
+    }
+    // Either way, the journal undoes every edit.
+    var undone = mirror
+    undone.undo(journal)
+    #expect(undone.sections == original.sections && undone.items == original.items)
+    return Outcome(result: result, sections: mirror.sections, items: mirror.items)
+  }
+
+  @Test func oneItemEntryGivesWhatTheGeneralPathGives() throws {
+    var random = SeededGenerator(seed: 0x1E_27)
+    var kinds: [String: Int] = [:]
+    // Rows are never read for an item entry (they come with it): an empty database does.
+    let db = SQLiteDatabase(try Connection(path: ":memory:"))
+    for iteration in 0..<3_000 {
+      // Sections 1–3 are this list's; 9 is another list's.
+      var mirror = ListMirror()
+      var items: [(section: Int64, id: Int64, key: String)] = []
+      for section in Int64(1)...3 {
+        mirror.sections.append(.init(key: "a\(section)", hash: Int(section)), id: section)
+        var list = ItemList<ListMirror.Slot>()
+        let keys = (0..<Int(random.next() % 5)).map { _ in 10 + Int(random.next() % 80) }
+        for key in Set(keys).sorted() {
+          let id = section * 100 + Int64(key)
+          list.append(.init(key: "k\(key)", hash: ListMirror.hash("\"v\(key)\"")), id: id)
+          items.append((section, id, "k\(key)"))
+        }
+        mirror.items[section] = list
+      }
+      let sections: [Int64] = [1, 2, 3, 9]
+      func section() -> Int64 { sections[Int(random.next() % 4)] }
+      func key() -> String { "k\(10 + random.next() % 80)" }
+      func json() -> String { random.next() % 2 == 0 ? "\"v\(random.next() % 3)\"" : "\"new\"" }
+      let known = items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))]
+      var entry = ChangeLogEntry(
+        seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update,
+        rowID: known?.id ?? 7, parent: nil, oldParent: nil, oldPosition: nil, current: nil)
+      switch random.next() % 4 {
+      case 0:
+        entry.operation = .insert
+        entry.rowID = 1_000
+        entry.parent = section()
+      case 1:
+        entry.operation = .delete
+        entry.oldParent = known?.section ?? section()
+      default:
+        entry.oldParent = known?.section ?? section()
+        entry.parent = random.next() % 3 == 0 ? section() : entry.oldParent
+      }
+      if entry.oldParent != nil {
+        // Mostly where the item is; now and then a key the mirror does not have.
+        entry.oldPosition = random.next() % 6 == 0 ? key() : known?.key ?? key()
+      }
+      if let parent = entry.parent, random.next() % 8 != 0 {
+        // Mostly the row as the entry left it; now and then gone, or elsewhere since.
+        let stays = entry.operation == .update && random.next() % 3 == 0
+        entry.current = CurrentRow(
+          parent: random.next() % 10 == 0 ? section() : parent,
+          key: stays ? entry.oldPosition ?? key() : key(), json: json())
+      }
+      let general = try Self.run(entry, on: mirror, db: db, single: false)
+      let single = try Self.run(entry, on: mirror, db: db, single: true)
+      #expect(single == general, "iteration \(iteration): \(entry)")
+      kinds[general.kind, default: 0] += 1
+    }
+    // Every outcome was met, each many times.
+    for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
+      #expect(kinds[kind, default: 0] > 50, "\(kind): \(kinds)")
+    }
+  }
+}
