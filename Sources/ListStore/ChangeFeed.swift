@@ -17,7 +17,7 @@ final class FeedObserver: @unchecked Sendable {
   private let isAliveBody: () -> Bool
   private let needsReadBody: () -> Bool
   private let stageBody:
-    (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () -> Void
+    (ArraySlice<ChangeLogEntry>, Int64, Bool, any DatabaseConnection) -> () -> Void
   private let discardBody: () -> Void
   private let finishBody: (ListStoreError?) -> Void
   private let deliverBody: () -> Void
@@ -26,7 +26,7 @@ final class FeedObserver: @unchecked Sendable {
   init(
     seq: @escaping () -> Int64, isAlive: @escaping () -> Bool, needsRead: @escaping () -> Bool,
     stage:
-      @escaping (ArraySlice<ChangeLogEntry>, Int64, Int64, any DatabaseConnection) -> () ->
+      @escaping (ArraySlice<ChangeLogEntry>, Int64, Bool, any DatabaseConnection) -> () ->
       Void,
     discard: @escaping () -> Void, finish: @escaping (ListStoreError?) -> Void,
     deliver: @escaping () -> Void
@@ -49,16 +49,18 @@ final class FeedObserver: @unchecked Sendable {
   var needsRead: Bool { needsReadBody() }
 
   /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
-  /// through `db`, which sees the state the entries lead to; `horizon` is how far the
-  /// log was pruned. Changes nothing yet: the returned closure, called once that state
-  /// is committed, applies it to the observer's array (queuing its event).
+  /// through `db`, which sees the state the entries lead to; `fellBehind` says that the
+  /// log was pruned past ``seq`` (the observer must reload). Changes nothing yet: the
+  /// returned closure, called once that state is committed, applies it to the observer's
+  /// array (queuing its event).
   func stage(
-    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
+    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, fellBehind: Bool,
+    db: any DatabaseConnection
   ) -> () -> Void {
-    stageBody(entries, lastSeq, horizon, db)
+    stageBody(entries, lastSeq, fellBehind, db)
   }
 
-  /// Undoes what the last ``stage(entries:lastSeq:horizon:db:)`` prepared, whose state
+  /// Undoes what the last ``stage(entries:lastSeq:fellBehind:db:)`` prepared, whose state
   /// was not committed; nothing when there is nothing staged.
   func discard() { discardBody() }
 
@@ -307,23 +309,38 @@ final class ChangeFeed: Sendable {
     // The log after the slowest observer, with the rows it names, in one read; only
     // when it has nothing does the feed ask where the log ends (an observer may have
     // fallen behind the pruned log, or must read anyway).
-    let (entries, readHorizon) = try ChangeLog.entries(after: slowest, db: db)
+    let entries = try ChangeLog.entries(after: slowest, db: db)
     let lastSeq: Int64
-    let horizon: Int64
-    if let last = entries.last, let readHorizon {
-      (lastSeq, horizon) = (last.seq, readHorizon)
+    var horizon: Int64?
+    if let last = entries.last {
+      lastSeq = last.seq
     } else {
-      (lastSeq, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
+      let (seq, pruned) = try ChangeLog.lastSeqAndHorizon(db: db)
+      (lastSeq, horizon) = (seq, pruned)
       guard slowest < lastSeq || recovering else { return [] }
     }
     var staged: [Staged] = []
     for observer in live where observer.seq < lastSeq || observer.needsRead {
       let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
+      // The log is pruned from its start only, and its entries are numbered one after
+      // another unless a write was rolled back (PostgreSQL's sequence) or a client chose
+      // a number: an observer whose next entry follows its position, or that has read
+      // every entry, missed none. Only for another does the feed ask how far the log was
+      // pruned.
+      let missedNone =
+        observer.seq >= lastSeq
+        || (start < entries.endIndex && entries[start].seq == observer.seq + 1)
+      var fellBehind = false
+      if !missedNone {
+        let pruned = try horizon ?? ChangeLog.horizon(db: db)
+        horizon = pruned
+        fellBehind = observer.seq < pruned
+      }
       staged.append(
         Staged(
           observer: observer,
           install: observer.stage(
-            entries: entries[start...], lastSeq: lastSeq, horizon: horizon, db: db)))
+            entries: entries[start...], lastSeq: lastSeq, fellBehind: fellBehind, db: db)))
     }
     lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed)
     return staged

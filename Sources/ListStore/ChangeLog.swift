@@ -61,29 +61,28 @@ enum ChangeLog {
   static let staleReaderAge: Double = 60
 
   /// The entries after `seq`, in order, each with the row it names as that row is now
-  /// (one query, however many rows: the log and the rows it touched are read together),
-  /// and how far the log was pruned (`nil` when there is no entry after `seq`).
-  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> (
-    entries: [ChangeLogEntry], horizon: Int64?
-  ) {
+  /// (one query, however many rows: the log and the rows it touched are read together).
+  ///
+  /// Item rows are joined; section rows, rarely touched, are read by subqueries that run
+  /// only for section entries (a join costs every read a cursor on `sections`).
+  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> [ChangeLogEntry] {
     let statement = try db.cached(
       """
       SELECT c.seq, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
         c.old_position,
-        CASE c.kind WHEN 2 THEN i.section_id WHEN 1 THEN s.list_id END,
-        CASE c.kind WHEN 2 THEN i.position WHEN 1 THEN s.position END,
-        CASE c.kind WHEN 2 THEN i.value WHEN 1 THEN s.metadata END,
-        (SELECT pruned_through FROM change_log_horizon WHERE id = 1)
+        CASE c.kind WHEN 2 THEN i.section_id
+          WHEN 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
+        CASE c.kind WHEN 2 THEN i.position
+          WHEN 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
+        CASE c.kind WHEN 2 THEN i.value
+          WHEN 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
       FROM changes c
       LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
-      LEFT JOIN sections s ON c.kind = 1 AND s.id = c.row_id
       WHERE c.seq > ? ORDER BY c.seq
       """)
     try statement.bind(seq, at: 1)
     var entries: [ChangeLogEntry] = []
-    var horizon: Int64?
     try statement.forEachRow { row in
-      horizon = row.int64(at: 12)
       guard let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 3)),
         let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 4))
       else { return }  // Written by something newer than us: not ours to read.
@@ -99,7 +98,7 @@ enum ChangeLog {
           parent: row.optionalInt64(at: 6), oldParent: row.optionalInt64(at: 7),
           oldPosition: row.optionalString(at: 8), current: current))
     }
-    return (entries, horizon)
+    return entries
   }
 
   /// The seq of the last entry ever written (0 for none).

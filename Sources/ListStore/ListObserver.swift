@@ -71,7 +71,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   func feedObserver() -> FeedObserver {
     FeedObserver(
       seq: { self.seq }, isAlive: { self.isAlive }, needsRead: { self.needsRead },
-      stage: { self.stage(entries: $0, lastSeq: $1, horizon: $2, db: $3) },
+      stage: { self.stage(entries: $0, lastSeq: $1, fellBehind: $2, db: $3) },
       discard: { self.discardStaged() }, finish: { self.finish(failing: $0) },
       deliver: { self.deliver() })
   }
@@ -161,8 +161,8 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   }
 
   /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
-  /// through `db`, which sees the state the entries lead to; `horizon` is how far the
-  /// log was pruned. Changes nothing the array shows yet: the returned closure, called
+  /// through `db`, which sees the state the entries lead to; `fellBehind` says that the
+  /// log was pruned past ``seq``, so that the observer reloads. Changes nothing the array shows yet: the returned closure, called
   /// once that state is committed, applies it to the array (queuing its event); when the
   /// state is not committed, ``discardStaged()`` undoes the staging instead.
   ///
@@ -171,13 +171,14 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   /// a cost that grows with the list.
   @inlinable
   func stage(
-    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, horizon: Int64, db: any DatabaseConnection
+    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, fellBehind: Bool,
+    db: any DatabaseConnection
   )
     -> () -> Void
   {
     discardStaged()
     guard !finished else { return {} }
-    guard !needsFullReload, seq >= horizon else { return stagedReload(db: db, lastSeq: lastSeq) }
+    guard !needsFullReload, !fellBehind else { return stagedReload(db: db, lastSeq: lastSeq) }
     var edits = ListMirror.Journal()
     var work: [Pending] = []
     do {
@@ -224,7 +225,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     }
   }
 
-  /// ``stage(entries:lastSeq:horizon:db:)`` for an observer that reads the list whole: to
+  /// ``stage(entries:lastSeq:fellBehind:db:)`` for an observer that reads the list whole: to
   /// replace its array's state after it disagreed with the store, or, with a diff, after it
   /// fell behind the pruned log.
   @usableFromInline
@@ -239,7 +240,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     return installing(work, mirror: mirror, lastSeq: lastSeq)
   }
 
-  /// ``stage(entries:lastSeq:horizon:db:)`` after the log could not be applied: the mirror
+  /// ``stage(entries:lastSeq:fellBehind:db:)`` after the log could not be applied: the mirror
   /// disagrees with it (reload and diff), or reading failed.
   @usableFromInline
   func staged(after error: any Error, db: any DatabaseConnection, lastSeq: Int64) -> () -> Void {

@@ -500,7 +500,7 @@ import Testing
       parent: list.id, oldParent: nil, oldPosition: nil,
       current: CurrentRow(parent: list.id, key: "a5", json: "null"))
     let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
-    observer.stage(entries: [entry][...], lastSeq: 1, horizon: 0, db: reader)()
+    observer.stage(entries: [entry][...], lastSeq: 1, fellBehind: false, db: reader)()
     observer.deliver()
     #expect(observer.needsRead && observer.seq == 0)
     #expect(!handRecorder.isCompleted && handRecorder.error == nil)
