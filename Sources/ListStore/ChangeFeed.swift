@@ -275,6 +275,7 @@ final class ChangeFeed: Sendable {
       // they were, and read again once it is committed.
       var failure: (any Error)?
       do { staged = try stage(live, db: db) } catch { failure = error }
+      watch.withLock { $0 }?.noteOwnCommit()
       do {
         try commit()
       } catch {

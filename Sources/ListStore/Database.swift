@@ -278,6 +278,13 @@ public enum FeedConnectionStatus: Sendable, Hashable {
 package protocol ChangeWatch: Sendable {
   /// Stops watching; no callback runs after this returns (unless called from one).
   func cancel()
+  /// Says that this process is about to commit a write: a watch that would only hear of
+  /// it (the commit brings this process's observers up to date itself) may rest a while.
+  func noteOwnCommit()
+}
+
+extension ChangeWatch {
+  package func noteOwnCommit() {}
 }
 
 /// One storage engine: where a repository's data lives and how to reach it. The

@@ -1,4 +1,6 @@
 import Dispatch
+import ReactiveCore
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -10,11 +12,24 @@ import Dispatch
 /// the data: on Linux, inotify reports writes to the database and its WAL file; a
 /// slow timer covers file systems without inotify. Callers confirm a real commit
 /// cheaply (SQLite's `PRAGMA data_version`) before reading anything.
+///
+/// While this process commits, the kernel watch is taken away (``noteOwnCommit()``): the
+/// kernel would otherwise make an event of each of the commit's writes to the WAL (two for
+/// every page it writes), and the commits already bring this process's observers up to
+/// date with what others committed too (each reads the log inside its transaction).
+/// The watch comes back once this process has not committed for ``ownCommitQuietTime``,
+/// with one `onChange` for whatever others committed meanwhile.
 final class DatabaseWatcher: Sendable {
   private let queue: DispatchQueue
   /// Dispatch sources may be cancelled from any thread; nothing else touches them
   /// after `init`, which is what makes the watcher `Sendable`.
   private nonisolated(unsafe) let sources: [any DispatchSourceProtocol]
+  /// The inotify watch, when there is one.
+  private let kernelWatch: KernelWatch?
+  private let onChange: @Sendable () -> Void
+
+  /// How long this process must not commit before the kernel watch comes back.
+  static let ownCommitQuietTime: Duration = .milliseconds(2)
 
   /// Starts watching.
   /// - Parameters:
@@ -28,15 +43,17 @@ final class DatabaseWatcher: Sendable {
     let queue = DispatchQueue(label: "liststore.watcher")
     queue.setSpecific(key: Self.queueKey, value: ())
     self.queue = queue
+    self.onChange = onChange
     var sources: [any DispatchSourceProtocol] = []
+    var kernelWatch: KernelWatch?
 
     #if canImport(Glibc)
       let folder = Migrator.parentFolder(of: path)
       let name = String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...])
       let watched = Set([name, name + "-wal"])
       let descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-      let mask = UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE)
-      if descriptor >= 0, inotify_add_watch(descriptor, folder.isEmpty ? "." : folder, mask) >= 0 {
+      if descriptor >= 0, let watch = KernelWatch(descriptor: descriptor, folder: folder) {
+        kernelWatch = watch
         let source = DispatchSource.makeReadSource(fileDescriptor: descriptor, queue: queue)
         // A burst of writes (a busy writer commits every few dozen microseconds, each
         // commit several writes to the WAL) is handled once: the check runs a moment
@@ -63,13 +80,12 @@ final class DatabaseWatcher: Sendable {
         close(descriptor)
       }
     #endif
+    self.kernelWatch = kernelWatch
 
     let timer = DispatchSource.makeTimerSource(queue: queue)
-    let nanoseconds =
-      Int(fallbackInterval.components.seconds) * 1_000_000_000
-      + Int(fallbackInterval.components.attoseconds / 1_000_000_000)
     timer.schedule(
-      deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+      deadline: .now() + Self.dispatchInterval(fallbackInterval),
+      repeating: Self.dispatchInterval(fallbackInterval))
     timer.setEventHandler(handler: onChange)
     timer.resume()
     sources.append(timer)
@@ -81,12 +97,47 @@ final class DatabaseWatcher: Sendable {
   /// Marks the watcher's queue, so that `cancel()` knows when it runs on it.
   private static let queueKey = DispatchSpecificKey<Void>()
 
+  /// `duration` as Dispatch counts it.
+  private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
+    .nanoseconds(
+      Int(duration.components.seconds) * 1_000_000_000
+        + Int(duration.components.attoseconds / 1_000_000_000))
+  }
+
   /// Stops watching; `onChange` is not called any more once this returns (unless it
   /// is called from `onChange` itself).
   func cancel() {
     for source in sources { source.cancel() }
+    kernelWatch?.cancel()
     // Wait for a handler that may be running, unless this is that handler.
     if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
+  }
+
+  /// Whether the kernel watch is there (not paused by this process's commits, nor
+  /// missing), for tests.
+  var isWatchingKernel: Bool { kernelWatch?.isWatching ?? false }
+
+  /// Says that this process is about to commit: the kernel watch is taken away until it
+  /// has not committed for ``ownCommitQuietTime``. Cheap when it is away already.
+  func noteOwnCommit() {
+    guard let kernelWatch, kernelWatch.pause() else { return }
+    scheduleResume(after: Self.ownCommitQuietTime)
+  }
+
+  /// Brings the kernel watch back once this process has been quiet long enough, then
+  /// checks for what others committed while it was away.
+  private func scheduleResume(after delay: Duration) {
+    queue.asyncAfter(deadline: .now() + Self.dispatchInterval(delay)) { [weak self] in
+      guard let self, let kernelWatch else { return }
+      let quiet = kernelWatch.sinceLastPause()
+      if quiet < Self.ownCommitQuietTime {
+        scheduleResume(after: Self.ownCommitQuietTime - quiet)
+      } else if kernelWatch.resume() {
+        onChange()
+      }
+      // Else cancelled, or the folder cannot be watched any more (it was removed, say):
+      // the timer still calls `onChange`.
+    }
   }
 
   #if canImport(Glibc)
@@ -118,4 +169,85 @@ final class DatabaseWatcher: Sendable {
       }
     }
   #endif
+}
+
+/// The inotify watch on the database's folder, which this process's own commits take
+/// away for a while (``DatabaseWatcher/noteOwnCommit()``).
+private final class KernelWatch: Sendable {
+  private let descriptor: Int32
+  private let folder: String
+  /// The watch descriptor while watching, `nil` while paused or cancelled.
+  private let state = Locked<(watch: Int32?, cancelled: Bool)>((nil, false))
+  /// Whether the watch is away: read without the lock by every commit.
+  private let paused = Atomic<Bool>(false)
+  /// When this process last paused the watch or committed while it was paused.
+  private let lastCommit = Atomic<UInt64>(0)
+
+  #if canImport(Glibc)
+    private static let mask = UInt32(
+      IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE)
+  #endif
+
+  /// Watches `folder` through the inotify instance `descriptor`; `nil` when it cannot.
+  init?(descriptor: Int32, folder: String) {
+    self.descriptor = descriptor
+    self.folder = folder.isEmpty ? "." : folder
+    #if canImport(Glibc)
+      let watch = inotify_add_watch(descriptor, self.folder, Self.mask)
+      guard watch >= 0 else { return nil }
+      state.withLock { $0.watch = watch }
+    #else
+      return nil
+    #endif
+  }
+
+  /// Whether the watch is there.
+  var isWatching: Bool { state.withLock { $0.watch != nil } }
+
+  /// Takes the watch away; whether it was there (the caller then schedules its return).
+  func pause() -> Bool {
+    lastCommit.store(Self.now(), ordering: .relaxed)
+    guard !paused.load(ordering: .relaxed) else { return false }
+    return state.withLock { state in
+      guard let watch = state.watch, !state.cancelled else { return false }
+      #if canImport(Glibc)
+        inotify_rm_watch(descriptor, watch)
+      #endif
+      state.watch = nil
+      paused.store(true, ordering: .relaxed)
+      return true
+    }
+  }
+
+  /// How long ago this process last committed while the watch was away.
+  func sinceLastPause() -> Duration {
+    .nanoseconds(Int64(bitPattern: Self.now() &- lastCommit.load(ordering: .relaxed)))
+  }
+
+  /// Watches again; whether it could.
+  func resume() -> Bool {
+    state.withLock { state in
+      guard !state.cancelled else { return false }
+      #if canImport(Glibc)
+        let watch = inotify_add_watch(descriptor, folder, Self.mask)
+        guard watch >= 0 else { return false }
+        state.watch = watch
+        paused.store(false, ordering: .relaxed)
+        return true
+      #else
+        return false
+      #endif
+    }
+  }
+
+  /// Stops for good: no pause or resume does anything afterwards.
+  func cancel() {
+    state.withLock { $0.cancelled = true }
+  }
+
+  private static func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+  }
 }
