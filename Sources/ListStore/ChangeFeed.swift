@@ -98,7 +98,8 @@ final class ChangeFeed: Sendable {
   /// Touched only while `state` is locked.
   private nonisolated(unsafe) let connection: any DatabaseConnection
   /// Touched only while `state` is locked.
-  private nonisolated(unsafe) var observers: [ObjectIdentifier: FeedObserver] = [:]
+  @exclusivity(unchecked) private nonisolated(unsafe) var observers:
+    [ObjectIdentifier: FeedObserver] = [:]
   /// How many observers are registered, for writes that check without the lock.
   private let observerCount = Atomic<Int>(0)
   /// The log entry through which every observer has been brought up to date; -1 when
@@ -362,7 +363,7 @@ final class ChangeFeed: Sendable {
 
   /// Whether the log could not be read for a passing reason: read it again. Touched
   /// only while `state` is locked.
-  private nonisolated(unsafe) var readAgain = false
+  @exclusivity(unchecked) private nonisolated(unsafe) var readAgain = false
 
   // MARK: - Commits by others
 

@@ -34,17 +34,19 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
 
   @usableFromInline let listID: Int64
   let name: String
-  @usableFromInline var seq: Int64
-  @usableFromInline var mirror: ListMirror
+  // The `var`s are touched only under the feed's state lock (see above): their dynamic
+  // exclusivity checks, a few dozen on every write, are left out.
+  @exclusivity(unchecked) @usableFromInline var seq: Int64
+  @exclusivity(unchecked) @usableFromInline var mirror: ListMirror
   /// Held while someone else holds the array or subscribes to it (see `isAlive`).
-  @usableFromInline var array: MutableObservable2DArray<Metadata, Item>?
+  @exclusivity(unchecked) @usableFromInline var array: MutableObservable2DArray<Metadata, Item>?
   /// The array, for delivering without the feed's lock.
   @usableFromInline weak var weakArray: MutableObservable2DArray<Metadata, Item>?
   /// The edits the last staging made to `mirror`, until its work is installed or discarded.
-  @usableFromInline var stagedEdits: ListMirror.Journal?
-  @usableFromInline var needsFullReload = false
-  @usableFromInline var retryPending = false
-  @usableFromInline var finished = false
+  @exclusivity(unchecked) @usableFromInline var stagedEdits: ListMirror.Journal?
+  @exclusivity(unchecked) @usableFromInline var needsFullReload = false
+  @exclusivity(unchecked) @usableFromInline var retryPending = false
+  @exclusivity(unchecked) @usableFromInline var finished = false
   @usableFromInline let decodeItem: (UnsafeBufferPointer<UInt8>, Int64) throws -> Item
   @usableFromInline let decodeMetadata: (UnsafeBufferPointer<UInt8>, Int64) throws -> Metadata
   let policy: UndecodableRowPolicy<Metadata, Item>

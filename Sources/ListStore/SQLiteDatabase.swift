@@ -11,7 +11,8 @@ import SQLiteKit
 final class SQLiteDatabase: DatabaseConnection {
   /// The SQLite connection.
   let connection: Connection
-  private var statements: [StatementKey: SQLiteStatement] = [:]
+  // Unchecked: looked up by every statement, on the one thread using the connection.
+  @exclusivity(unchecked) private var statements: [StatementKey: SQLiteStatement] = [:]
 
   /// SQLite's SQL where it differs from PostgreSQL's.
   static let dialect = SQLDialect(

@@ -45,22 +45,28 @@ extension Connection {
   /// - Parameter kind: How to begin.
   /// - Throws: ``SQLiteError`` (`SQLITE_BUSY` past the busy timeout, for one).
   public func begin(_ kind: TransactionKind = .immediate) throws {
-    // Prepared once per connection: BEGIN and COMMIT run on every write. Literal texts,
-    // so that finding the statement builds no string.
-    let sql =
-      switch kind {
-      case .deferred: "BEGIN DEFERRED TRANSACTION"
-      case .immediate: "BEGIN IMMEDIATE TRANSACTION"
-      case .exclusive: "BEGIN EXCLUSIVE TRANSACTION"
-      }
-    try cachedStatement(sql).run()
+    switch kind {
+    case .deferred: try runTransactionStatement(0, "BEGIN DEFERRED TRANSACTION")
+    case .immediate: try runTransactionStatement(1, "BEGIN IMMEDIATE TRANSACTION")
+    case .exclusive: try runTransactionStatement(2, "BEGIN EXCLUSIVE TRANSACTION")
+    }
   }
 
   /// Commits the transaction that ``begin(_:)`` started.
   /// - Throws: ``SQLiteError``; the transaction is then still open (or was rolled back
   ///   by SQLite), and ``rollback()`` ends it.
   public func commit() throws {
-    try cachedStatement("COMMIT TRANSACTION").run()
+    try runTransactionStatement(3, "COMMIT TRANSACTION")
+  }
+
+  /// Runs `sql`, kept prepared in ``transactionStatements`` at `slot`.
+  private func runTransactionStatement(_ slot: Int, _ sql: String) throws {
+    if slot < transactionStatements.count, let statement = transactionStatements[slot] {
+      return try statement.run()
+    }
+    let statement = try cachedStatement(sql)
+    if slot < transactionStatements.count { transactionStatements[slot] = statement }
+    try statement.run()
   }
 
   /// Rolls back the transaction under way, if any; never fails.

@@ -36,10 +36,15 @@ public final class Connection {
   public let mode: OpenMode
 
   let handle: OpaquePointer
-  private var statementCache: [StatementKey: Statement] = [:]
+  // Unchecked, as `rowsRead` below: read by every statement's step and every lookup of a
+  // cached statement, on the one thread using the connection at a time.
+  @exclusivity(unchecked) private var statementCache: [StatementKey: Statement] = [:]
 
   /// Whether ``close()`` ran.
-  public private(set) var isClosed = false
+  @exclusivity(unchecked) public private(set) var isClosed = false
+  /// `BEGIN …` by ``TransactionKind`` and `COMMIT`, prepared on first use: they run on
+  /// every write, and a field costs less than finding them in the cache.
+  @exclusivity(unchecked) var transactionStatements: [Statement?] = [nil, nil, nil, nil]
 
   // Unchecked: a connection is used by one thread at a time, and this counter is
   // bumped for every row, where a dynamic exclusivity check would cost more than it.
@@ -126,6 +131,8 @@ public final class Connection {
     isClosed = true
     for statement in statementCache.values { statement.finalize() }
     statementCache.removeAll()
+    for statement in transactionStatements { statement?.finalize() }
+    transactionStatements = []
     sqlite3_close_v2(handle)
   }
 

@@ -25,7 +25,9 @@ public final class Statement {
   private unowned let connection: Connection
   /// Keeps the connection alive for statements the caller owns (``Connection/prepare(_:)``).
   private let owner: Connection?
-  private var isFinalized = false
+  // Unchecked, as ``Connection/rowsRead`` is: a statement is used by one thread at a
+  // time, and this is read at every step, where a dynamic exclusivity check costs more.
+  @exclusivity(unchecked) private var isFinalized = false
 
   /// The SQL text the statement was compiled from.
   public let sql: String
