@@ -59,7 +59,7 @@ enum Migrator {
         try migrate(connection, path: path)
       }
       if !readOnly && !connection.isReadOnly {
-        _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        try switchToWAL(connection, busyTimeout: busyTimeout)
         try connection.execute("PRAGMA synchronous = NORMAL")
       }
     } catch let error as ListStoreError {
@@ -70,6 +70,27 @@ enum Migrator {
       throw .cannotOpen(path: path, reason: "\(error)")
     }
     return connection
+  }
+
+  /// Puts the database in WAL mode (a no-op once it is). Switching needs every other
+  /// connection out of the file, and SQLite answers `SQLITE_BUSY` at once rather than
+  /// through its busy handler while one is not (openers racing to create a database meet
+  /// this): the switch is tried again, waiting a little longer each time, for up to
+  /// `busyTimeout`.
+  private static func switchToWAL(_ connection: Connection, busyTimeout: Duration) throws {
+    let clock = ContinuousClock()
+    let deadline = clock.now + busyTimeout
+    var delay = Duration.milliseconds(1)
+    while true {
+      do {
+        _ = try connection.scalarText("PRAGMA journal_mode = WAL")
+        return
+      } catch let error as SQLiteError where ResultCode.busy ~= error.code && clock.now < deadline {
+        let (seconds, attoseconds) = delay.components
+        usleep(UInt32(seconds) * 1_000_000 + UInt32(attoseconds / 1_000_000_000_000))
+        delay = min(delay * 2, .milliseconds(50))
+      }
+    }
   }
 
   /// Opens a connection; a read-only file whose folder cannot be written either (read-only
