@@ -85,6 +85,16 @@ struct ListChanges {
     }
     // Where it is: in one of this list's sections, or not here.
     let current = entry.current.flatMap { mirror.items[$0.parent] == nil ? nil : $0 }
+    // Its place held by another row in the mirror: a REPLACE removed that one, which the
+    // general path finds.
+    if let current, let list = mirror.items[current.parent] {
+      let index = ListMirror.lowerBound(current.key, in: list)
+      if index < list.count, list.id(at: index) != id,
+        ListMirror.sameKey(list[index].key, current.key)
+      {
+        return try update(mirror: &mirror, journal: &journal, entries: CollectionOfOne(entry))
+      }
+    }
     var changeset = Changeset<String, String>()
     switch (oldPlace, current) {
     case (let place?, nil):
@@ -257,6 +267,32 @@ struct ListChanges {
       }
     }
 
+    // Rows a REPLACE removed: SQLite logs no delete for them, so no entry names them. A
+    // row that held, at some point of the batch, a place where the mirror has another,
+    // untouched row of the section (positions are unique within a section) took the place
+    // of one of them, once the store confirms that the other row is gone. The places a row
+    // held are where each of its entries found it, and where it is now.
+    var places = additions.map { (section: $0.current.parent, key: $0.current.key, id: $0.id) }
+    for entry in itemEntries {
+      if let section = entry.oldParent, let key = entry.oldPosition {
+        places.append((section, key, entry.rowID))
+      }
+    }
+    var displaced = Set<Int64>()
+    for place in places where !deletedSections.contains(place.section) {
+      guard let list = mirror.items[place.section] else { continue }
+      let index = ListMirror.lowerBound(place.key, in: list)
+      guard index < list.count, ListMirror.sameKey(list[index].key, place.key) else { continue }
+      let occupant = list.id(at: index)
+      guard occupant != place.id, itemTouches[occupant] == nil,
+        displaced.insert(occupant).inserted
+      else { continue }
+      guard try !itemExists(occupant) else {
+        throw NeedsReload(reason: "items \(occupant) and \(place.id) share a position")
+      }
+      removals.append((place.section, index, occupant))
+    }
+
     // Old index paths of removed items, while the mirror is still the old state.
     var movedFrom: [Int64: IndexPath] = [:]
     let moved = Set(additions.filter { $0.moved }.map { $0.id })
@@ -369,6 +405,11 @@ struct ListChanges {
       values.append(json, id: row.int64(at: 0))
     }
     return (slots, values)
+  }
+
+  /// Whether item `id` is still in the store.
+  private func itemExists(_ id: Int64) throws -> Bool {
+    try db.scalarInt64("SELECT 1 FROM items WHERE id = ?", id) != nil
   }
 
   private func oldSectionIndex(_ id: Int64, _ mirror: ListMirror) throws -> Int {

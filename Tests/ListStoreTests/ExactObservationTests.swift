@@ -121,6 +121,21 @@ import Testing
     // A new section at Asia's position: Asia goes (its items with it, or orphaned).
     "INSERT OR REPLACE INTO sections(list_id, position, metadata) VALUES (1, 'a1', '{\"header\":\"Africa\"}')",
     "UPDATE OR REPLACE sections SET position = 'a1' WHERE id = 1",
+    // In one commit, the row that took Berlin's place moves on, or goes: only where it
+    // was for a moment tells that Berlin is gone.
+    """
+    BEGIN; INSERT OR REPLACE INTO items(section_id, position, value) VALUES (1, 'a1', '"Rome"');
+    UPDATE items SET section_id = 2, position = 'a5' WHERE CAST(value AS TEXT) = '"Rome"'; COMMIT
+    """,
+    """
+    BEGIN; UPDATE OR REPLACE items SET position = 'a1' WHERE id = 1;
+    UPDATE items SET value = '"Lutetia"' WHERE id = 1; UPDATE items SET position = 'a7' WHERE id = 1;
+    COMMIT
+    """,
+    """
+    BEGIN; INSERT OR REPLACE INTO items(section_id, position, value) VALUES (1, 'a1', '"Rome"');
+    DELETE FROM items WHERE CAST(value AS TEXT) = '"Rome"'; COMMIT
+    """,
     // UPSERTs and IGNORE: the BEFORE trigger logs a row that stays.
     "INSERT INTO items(section_id, position, value) VALUES (1, 'a0', '\"x\"') ON CONFLICT DO UPDATE SET value = '\"Lutetia\"'",
     "INSERT OR IGNORE INTO items(section_id, position, value) VALUES (1, 'a0', '\"x\"')",

@@ -66,8 +66,11 @@ import Testing
   @Test func oneItemEntryGivesWhatTheGeneralPathGives() throws {
     var random = SeededGenerator(seed: 0x1E_27)
     var kinds: [String: Int] = [:]
-    // Rows are never read for an item entry (they come with it): an empty database does.
-    let db = SQLiteDatabase(try Connection(path: ":memory:"))
+    // Rows come with item entries; the store is asked only whether a row another one
+    // displaced is gone (a REPLACE removed it) or still there (the mirror is wrong).
+    let connection = try Connection(path: ":memory:")
+    try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
+    let db = SQLiteDatabase(connection)
     for iteration in 0..<3_000 {
       // Sections 1–3 are this list's; 9 is another list's.
       var mirror = ListMirror()
@@ -113,6 +116,11 @@ import Testing
         entry.current = CurrentRow(
           parent: random.next() % 10 == 0 ? section() : parent,
           key: stays ? entry.oldPosition ?? key() : key(), json: json())
+      }
+      // Of the mirror's rows, the store still has some.
+      try connection.execute("DELETE FROM items")
+      for item in items where random.next() % 2 == 0 {
+        try connection.execute("INSERT INTO items(id) VALUES (\(item.id))")
       }
       let general = try Self.run(entry, on: mirror, db: db, single: false)
       let single = try Self.run(entry, on: mirror, db: db, single: true)
