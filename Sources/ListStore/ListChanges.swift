@@ -61,7 +61,40 @@ struct ListChanges {
     if entries.count == 1, let entry = entries.first, entry.kind == .item {
       return try changes.update(mirror: &mirror, journal: &journal, item: entry)
     }
-    return try changes.update(mirror: &mirror, journal: &journal, entries: entries)
+    // Item entries of other lists' sections change nothing here: a batch of item entries
+    // of which one at most is this list's (a write here after one to another list) takes
+    // the same path.
+    switch soleItemEntry(of: entries, in: mirror) {
+    case .none: return nil
+    case .one(let entry): return try changes.update(mirror: &mirror, journal: &journal, item: entry)
+    case .more: return try changes.update(mirror: &mirror, journal: &journal, entries: entries)
+    }
+  }
+
+  /// How many of a batch's entries can concern a list (see ``soleItemEntry(of:in:)``).
+  enum Concerning {
+    case none
+    case one(ChangeLogEntry)
+    case more
+  }
+
+  /// Whether no entry, one item entry or more of `entries` can concern the list that
+  /// `mirror` copies. An item entry can when its section before or after the change, or
+  /// the row's section now, is one of the list's; with a list or section entry in the
+  /// batch the list's sections may change, and every entry counts.
+  static func soleItemEntry(of entries: ArraySlice<ChangeLogEntry>, in mirror: ListMirror)
+    -> Concerning
+  {
+    func isHere(_ section: Int64?) -> Bool { section.map { mirror.items[$0] != nil } ?? false }
+    var sole: ChangeLogEntry?
+    for entry in entries {
+      guard entry.kind == .item else { return .more }
+      guard isHere(entry.oldParent) || isHere(entry.parent) || isHere(entry.current?.parent)
+      else { continue }
+      if sole != nil { return .more }
+      sole = entry
+    }
+    return sole.map { .one($0) } ?? .none
   }
 
   /// ``update(mirror:journal:entries:)`` for a batch of one item entry, with the same

@@ -36,18 +36,34 @@ import Testing
     }
   }
 
+  /// The ways into ListChanges that must agree.
+  enum Path {
+    /// The single write's path, for one item entry.
+    case single
+    /// The general path, for any batch.
+    case general
+    /// The entry point observers call, which picks one of the two.
+    case chosen
+  }
+
   static func run(
-    _ entry: ChangeLogEntry, on original: ListMirror, db: SQLiteDatabase, single: Bool
+    _ entries: [ChangeLogEntry], on original: ListMirror, db: SQLiteDatabase, path: Path
   ) throws -> Outcome {
     let changes = ListChanges(listID: 1, db: db)
     var mirror = original
     var journal = ListMirror.Journal()
     let result: Outcome.Result
     do {
-      let update =
-        single
-        ? try changes.update(mirror: &mirror, journal: &journal, item: entry)
-        : try changes.update(mirror: &mirror, journal: &journal, entries: [entry])
+      let update: ListUpdate?
+      switch path {
+      case .single:
+        update = try changes.update(mirror: &mirror, journal: &journal, item: entries[0])
+      case .general:
+        update = try changes.update(mirror: &mirror, journal: &journal, entries: entries)
+      case .chosen:
+        update = try ListChanges.update(
+          listID: 1, db: db, mirror: &mirror, journal: &journal, entries: entries[...])
+      }
       switch update {
       case .changes(let changeset)?: result = .changes(changeset)
       case .deleted?: result = .deleted
@@ -63,6 +79,64 @@ import Testing
     return Outcome(result: result, sections: mirror.sections, items: mirror.items)
   }
 
+  /// A random mirror of a list with sections 1–3 (section 9 is another list's), one item
+  /// entry, plausible or not, and the store's items table holding some of the mirror's
+  /// rows.
+  static func randomCase(_ random: inout SeededGenerator, connection: Connection) throws -> (
+    mirror: ListMirror, entry: ChangeLogEntry
+  ) {
+    var mirror = ListMirror()
+    var items: [(section: Int64, id: Int64, key: String)] = []
+    for section in Int64(1)...3 {
+      mirror.sections.append(.init(key: "a\(section)", hash: Int(section)), id: section)
+      var list = ItemList<ListMirror.Slot>()
+      let keys = (0..<Int(random.next() % 5)).map { _ in 10 + Int(random.next() % 80) }
+      for key in Set(keys).sorted() {
+        let id = section * 100 + Int64(key)
+        list.append(.init(key: "k\(key)", hash: ListMirror.hash("\"v\(key)\"")), id: id)
+        items.append((section, id, "k\(key)"))
+      }
+      mirror.items[section] = list
+    }
+    let sections: [Int64] = [1, 2, 3, 9]
+    func section() -> Int64 { sections[Int(random.next() % 4)] }
+    func key() -> String { "k\(10 + random.next() % 80)" }
+    func json() -> String { random.next() % 2 == 0 ? "\"v\(random.next() % 3)\"" : "\"new\"" }
+    let known = items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))]
+    var entry = ChangeLogEntry(
+      seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update,
+      rowID: known?.id ?? 7, parent: nil, oldParent: nil, oldPosition: nil, current: nil)
+    switch random.next() % 4 {
+    case 0:
+      entry.operation = .insert
+      entry.rowID = 1_000
+      entry.parent = section()
+    case 1:
+      entry.operation = .delete
+      entry.oldParent = known?.section ?? section()
+    default:
+      entry.oldParent = known?.section ?? section()
+      entry.parent = random.next() % 3 == 0 ? section() : entry.oldParent
+    }
+    if entry.oldParent != nil {
+      // Mostly where the item is; now and then a key the mirror does not have.
+      entry.oldPosition = random.next() % 6 == 0 ? key() : known?.key ?? key()
+    }
+    if let parent = entry.parent, random.next() % 8 != 0 {
+      // Mostly the row as the entry left it; now and then gone, or elsewhere since.
+      let stays = entry.operation == .update && random.next() % 3 == 0
+      entry.current = CurrentRow(
+        parent: random.next() % 10 == 0 ? section() : parent,
+        key: stays ? entry.oldPosition ?? key() : key(), json: json())
+    }
+    // Of the mirror's rows, the store still has some.
+    try connection.execute("DELETE FROM items")
+    for item in items where random.next() % 2 == 0 {
+      try connection.execute("INSERT INTO items(id) VALUES (\(item.id))")
+    }
+    return (mirror, entry)
+  }
+
   @Test func oneItemEntryGivesWhatTheGeneralPathGives() throws {
     var random = SeededGenerator(seed: 0x1E_27)
     var kinds: [String: Int] = [:]
@@ -72,64 +146,52 @@ import Testing
     try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
     let db = SQLiteDatabase(connection)
     for iteration in 0..<3_000 {
-      // Sections 1–3 are this list's; 9 is another list's.
-      var mirror = ListMirror()
-      var items: [(section: Int64, id: Int64, key: String)] = []
-      for section in Int64(1)...3 {
-        mirror.sections.append(.init(key: "a\(section)", hash: Int(section)), id: section)
-        var list = ItemList<ListMirror.Slot>()
-        let keys = (0..<Int(random.next() % 5)).map { _ in 10 + Int(random.next() % 80) }
-        for key in Set(keys).sorted() {
-          let id = section * 100 + Int64(key)
-          list.append(.init(key: "k\(key)", hash: ListMirror.hash("\"v\(key)\"")), id: id)
-          items.append((section, id, "k\(key)"))
-        }
-        mirror.items[section] = list
-      }
-      let sections: [Int64] = [1, 2, 3, 9]
-      func section() -> Int64 { sections[Int(random.next() % 4)] }
-      func key() -> String { "k\(10 + random.next() % 80)" }
-      func json() -> String { random.next() % 2 == 0 ? "\"v\(random.next() % 3)\"" : "\"new\"" }
-      let known = items.isEmpty ? nil : items[Int(random.next() % UInt64(items.count))]
-      var entry = ChangeLogEntry(
-        seq: 1, listID: nil, oldListID: nil, kind: .item, operation: .update,
-        rowID: known?.id ?? 7, parent: nil, oldParent: nil, oldPosition: nil, current: nil)
-      switch random.next() % 4 {
-      case 0:
-        entry.operation = .insert
-        entry.rowID = 1_000
-        entry.parent = section()
-      case 1:
-        entry.operation = .delete
-        entry.oldParent = known?.section ?? section()
-      default:
-        entry.oldParent = known?.section ?? section()
-        entry.parent = random.next() % 3 == 0 ? section() : entry.oldParent
-      }
-      if entry.oldParent != nil {
-        // Mostly where the item is; now and then a key the mirror does not have.
-        entry.oldPosition = random.next() % 6 == 0 ? key() : known?.key ?? key()
-      }
-      if let parent = entry.parent, random.next() % 8 != 0 {
-        // Mostly the row as the entry left it; now and then gone, or elsewhere since.
-        let stays = entry.operation == .update && random.next() % 3 == 0
-        entry.current = CurrentRow(
-          parent: random.next() % 10 == 0 ? section() : parent,
-          key: stays ? entry.oldPosition ?? key() : key(), json: json())
-      }
-      // Of the mirror's rows, the store still has some.
-      try connection.execute("DELETE FROM items")
-      for item in items where random.next() % 2 == 0 {
-        try connection.execute("INSERT INTO items(id) VALUES (\(item.id))")
-      }
-      let general = try Self.run(entry, on: mirror, db: db, single: false)
-      let single = try Self.run(entry, on: mirror, db: db, single: true)
+      let (mirror, entry) = try Self.randomCase(&random, connection: connection)
+      let general = try Self.run([entry], on: mirror, db: db, path: .general)
+      let single = try Self.run([entry], on: mirror, db: db, path: .single)
       #expect(single == general, "iteration \(iteration): \(entry)")
       kinds[general.kind, default: 0] += 1
     }
     // Every outcome was met, each many times.
     for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
       #expect(kinds[kind, default: 0] > 50, "\(kind): \(kinds)")
+    }
+  }
+
+  /// A write here after writes to other lists: the batch holds entries of other lists'
+  /// sections around one item entry, and the observers' entry point, which leaves those
+  /// out, gives what the general path gives for the whole batch.
+  @Test func otherListsEntriesChangeNothingHere() throws {
+    var random = SeededGenerator(seed: 0x0_7AE5)
+    var kinds: [String: Int] = [:]
+    let connection = try Connection(path: ":memory:")
+    try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
+    let db = SQLiteDatabase(connection)
+    for iteration in 0..<2_000 {
+      let (mirror, entry) = try Self.randomCase(&random, connection: connection)
+      var batch = [entry]
+      for index in 0..<(1 + Int(random.next() % 3)) {
+        // Inserted, updated, moved between or deleted from sections 8 and 9.
+        let elsewhere: [Int64?] = [8, 9, nil]
+        let oldParent = elsewhere[Int(random.next() % 3)]
+        let parent =
+          oldParent == nil ? Int64(8 + random.next() % 2) : elsewhere[Int(random.next() % 3)]
+        let foreign = ChangeLogEntry(
+          seq: 0, listID: nil, oldListID: nil, kind: .item,
+          operation: oldParent == nil ? .insert : parent == nil ? .delete : .update,
+          rowID: 5_000 + Int64(index), parent: parent, oldParent: oldParent,
+          oldPosition: oldParent == nil ? nil : "k\(10 + random.next() % 80)",
+          current: parent.map { CurrentRow(parent: $0, key: "k\(random.next() % 90)", json: "1") })
+        batch.insert(foreign, at: Int(random.next() % UInt64(batch.count + 1)))
+      }
+      for index in batch.indices { batch[index].seq = Int64(index + 1) }
+      let general = try Self.run(batch, on: mirror, db: db, path: .general)
+      let chosen = try Self.run(batch, on: mirror, db: db, path: .chosen)
+      #expect(chosen == general, "iteration \(iteration): \(batch)")
+      kinds[general.kind, default: 0] += 1
+    }
+    for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
+      #expect(kinds[kind, default: 0] > 30, "\(kind): \(kinds)")
     }
   }
 }
