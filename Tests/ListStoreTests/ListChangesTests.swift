@@ -137,14 +137,26 @@ import Testing
     return (mirror, entry)
   }
 
+  /// The store the paths read: rows come with item entries, and the store is asked only
+  /// whether a row another one displaced is gone (a REPLACE removed it) or still there
+  /// (the mirror is wrong).
+  static func store() throws -> (Connection, SQLiteDatabase) {
+    let connection = try Connection(path: ":memory:")
+    try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
+    return (connection, SQLiteDatabase(connection))
+  }
+
+  /// Every kind of outcome was met, each more than `count` times.
+  static func expectEveryOutcome(in kinds: [String: Int], moreThan count: Int) {
+    for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
+      #expect(kinds[kind, default: 0] > count, "\(kind): \(kinds)")
+    }
+  }
+
   @Test func oneItemEntryGivesWhatTheGeneralPathGives() throws {
     var random = SeededGenerator(seed: 0x1E_27)
     var kinds: [String: Int] = [:]
-    // Rows come with item entries; the store is asked only whether a row another one
-    // displaced is gone (a REPLACE removed it) or still there (the mirror is wrong).
-    let connection = try Connection(path: ":memory:")
-    try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
-    let db = SQLiteDatabase(connection)
+    let (connection, db) = try Self.store()
     for iteration in 0..<3_000 {
       let (mirror, entry) = try Self.randomCase(&random, connection: connection)
       let general = try Self.run([entry], on: mirror, db: db, path: .general)
@@ -152,10 +164,7 @@ import Testing
       #expect(single == general, "iteration \(iteration): \(entry)")
       kinds[general.kind, default: 0] += 1
     }
-    // Every outcome was met, each many times.
-    for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
-      #expect(kinds[kind, default: 0] > 50, "\(kind): \(kinds)")
-    }
+    Self.expectEveryOutcome(in: kinds, moreThan: 50)
   }
 
   /// A write here after writes to other lists: the batch holds entries of other lists'
@@ -164,9 +173,7 @@ import Testing
   @Test func otherListsEntriesChangeNothingHere() throws {
     var random = SeededGenerator(seed: 0x0_7AE5)
     var kinds: [String: Int] = [:]
-    let connection = try Connection(path: ":memory:")
-    try connection.execute("CREATE TABLE items(id INTEGER PRIMARY KEY)")
-    let db = SQLiteDatabase(connection)
+    let (connection, db) = try Self.store()
     for iteration in 0..<2_000 {
       let (mirror, entry) = try Self.randomCase(&random, connection: connection)
       var batch = [entry]
@@ -190,8 +197,6 @@ import Testing
       #expect(chosen == general, "iteration \(iteration): \(batch)")
       kinds[general.kind, default: 0] += 1
     }
-    for kind in ["deleted", "inserted", "moved", "updated", "nothing", "reload"] {
-      #expect(kinds[kind, default: 0] > 30, "\(kind): \(kinds)")
-    }
+    Self.expectEveryOutcome(in: kinds, moreThan: 30)
   }
 }

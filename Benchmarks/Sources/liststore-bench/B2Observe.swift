@@ -80,10 +80,11 @@ enum ObserveBenchmark {
         unit: "µs", value: Stats(floors), target: "",
         note:
           "BEGIN IMMEDIATE; UPDATE items SET value = ? WHERE id = ?; COMMIT with prepared statements "
-          + "on the same file, schema and triggers, through a connection of its own, to an item "
-          + "of another list: what the database alone costs; first in every round, after an "
-          + "untimed write of its own (as ListStore's timed writes follow one of theirs), since "
-          + "a commit by the other connection empties a connection's page cache"))
+          + "on the same file, schema and triggers, through a connection of its own, to random "
+          + "items of another list as big as the observed one: what the database alone costs; "
+          + "first in every round, after an untimed write of its own (as ListStore's timed "
+          + "writes follow one of theirs), since a commit by the other connection empties a "
+          + "connection's page cache"))
     return rows
   }
 
@@ -125,10 +126,10 @@ enum ObserveBenchmark {
 
     // The floor: the same kind of commit through the C API, on the same file, first in
     // every round: alternating keeps a slow spell of the machine from landing on one side
-    // only (the block of floor writes that followed ListStore's gave ratios from 1.5 to
-    // 2.2 in five runs). It updates an item of another list, one that nothing observes, so that the
-    // observer's changesets stay ListStore's single entries (it still reads the floor's
-    // log entries, and leaves them out).
+    // only (a block of floor writes after ListStore's gave 1.18-2.19 x in eight runs). It
+    // updates random items of the other list, which nothing observes, so that the
+    // observer's changesets stay ListStore's single entries (the untimed write of each
+    // round reads the floor's log entries and leaves them out).
     let raw = try RawDatabase(path: path)
     try raw.execute("PRAGMA synchronous = NORMAL")
     let begin = try raw.prepare("BEGIN IMMEDIATE")
