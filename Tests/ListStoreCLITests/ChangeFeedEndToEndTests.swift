@@ -268,7 +268,8 @@ import Testing
         else { continue }
         let (_, key) = try gapKey(target.items.map(\.key), excluding: item.key, &random)
         // Skipped when another writer took the key (SQLite's UPDATE OR IGNORE, in SQL
-        // that PostgreSQL runs too).
+        // that PostgreSQL runs too); on PostgreSQL a writer that takes it concurrently
+        // wins, and this transaction is refused as a whole (see below).
         statements.append(
           """
           UPDATE items SET section_id = \(target.id), position = '\(key)' WHERE id = \(item.id)
@@ -282,9 +283,8 @@ import Testing
     }
     let script = "BEGIN;\n" + statements.joined(separator: ";\n") + ";\nCOMMIT;"
     let result = try database.shell(script)
-    // PostgreSQL runs the move's `NOT EXISTS` before a concurrent writer commits the same
-    // key; the unique index then refuses the statement and the whole transaction commits
-    // nothing: a clear refusal, as the CLI's when another writer got there first.
+    // A move that lost the race for its key on PostgreSQL: the transaction committed
+    // nothing, a clear refusal, as the CLI's when another writer got there first.
     let lostRace =
       result.status != 0
       && result.stderr.contains(
