@@ -36,11 +36,13 @@ enum ObserveBenchmark {
       options.b2Sizes ?? (options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000])
     var results: [(size: Int, samples: [Operation: [Double]])] = []
     var floors: [Double] = []
+    var operationFloors: [Operation: [Double]] = [:]
     for size in sizes {
-      let (samples, floor) = try measure(
+      let measured = try measure(
         size: size, rounds: options.quick ? 100 : 300, scratch: scratch)
-      results.append((size, samples))
-      floors = floor
+      results.append((size, measured.samples))
+      floors = measured.floor
+      operationFloors = measured.operationFloors
     }
     var rows: [Row] = []
     let smallest = Stats(results[0].samples.values.flatMap { $0 })
@@ -73,6 +75,10 @@ enum ObserveBenchmark {
       rows.append(row)
     }
     rows.append(
+      operationFloorRow(
+        samples: results[results.count - 1].samples, floors: operationFloors,
+        size: results[results.count - 1].size))
+    rows.append(
       Row(
         id: "B2",
         name:
@@ -88,13 +94,48 @@ enum ObserveBenchmark {
     return rows
   }
 
+  /// The row of the floors per operation (``OperationFloors``), for information: each
+  /// operation's median against the same statements committed alone, and all samples,
+  /// each divided by its operation's floor median, pooled.
+  static func operationFloorRow(
+    samples: [Operation: [Double]], floors: [Operation: [Double]], size: Int
+  ) -> Row {
+    var ratios: [Double] = []
+    var parts: [String] = []
+    var details: [String: Double] = [:]
+    for operation in Operation.allCases {
+      let floor = Stats(floors[operation] ?? [0]).median
+      let own = samples[operation] ?? []
+      ratios += own.map { $0 / floor }
+      let ratio = Stats(own.isEmpty ? [0] : own).median / floor
+      parts.append("\(operation.rawValue) \(format(floor)) µs (ListStore \(format(ratio)) ×)")
+      details[operation.rawValue + " floor median µs"] = floor
+      details[operation.rawValue + " ratio to its floor"] = ratio
+    }
+    var row = Row(
+      id: "B2",
+      name:
+        "floors per operation: ListStore's statements for each, via the C API, \(label(size)) items",
+      unit: "µs", value: Stats(Operation.allCases.flatMap { floors[$0] ?? [] }), target: "",
+      note:
+        "for information (the target is on the UPDATE floor): each operation's own statements, "
+        + "prepared, in one BEGIN IMMEDIATE … COMMIT on the floor's connection with foreign keys "
+        + "on, to the floor's list, in every round after the UPDATE floor; medians: "
+        + parts.joined(separator: ", ")
+        + "; ListStore's samples, each over its operation's floor, pooled: median "
+        + format(Stats(ratios.isEmpty ? [0] : ratios).median) + " ×")
+    row.ratio = Stats(ratios.isEmpty ? [0] : ratios).median
+    row.details = details
+    return row
+  }
+
   static func label(_ size: Int) -> String {
     size >= 1_000_000 ? "\(size / 1_000_000)M" : "\(size / 1_000)k"
   }
 
   /// Microseconds per operation, `rounds` rounds of every operation after a warm-up.
   private static func measure(size: Int, rounds: Int, scratch: String) throws -> (
-    [Operation: [Double]], floor: [Double]
+    samples: [Operation: [Double]], floor: [Double], operationFloors: [Operation: [Double]]
   ) {
     let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
     defer { folder.remove() }
@@ -138,6 +179,24 @@ enum ObserveBenchmark {
     defer { for statement in [begin, update, commit] { sqlite3_finalize(statement) } }
     var floor: [Double] = []
     var floorTarget = floorFirst
+    let operationFloor = try OperationFloors(raw: raw, listID: floorList.id)
+    var operationFloors: [Operation: [Double]] = [:]
+    /// Times one write of the floors per operation.
+    func timedFloor<Result>(_ operation: Operation, measured: Bool, _ write: () throws -> Result)
+      rethrows -> Result
+    {
+      let start = monotonicNanoseconds()
+      let result = try write()
+      if measured {
+        operationFloors[operation, default: []].append(
+          Double(monotonicNanoseconds() - start) / 1e3)
+      }
+      return result
+    }
+    /// A random item of the floor's list in section `section`, not its first.
+    func floorItem(section: Int, random: inout SplitMix64) -> Int64 {
+      floorFirst + Int64(section * perSection + 1 + Int(random.next() % UInt64(perSection - 1)))
+    }
 
     var random = SplitMix64(seed: UInt64(size))
     var samples: [Operation: [Double]] = [:]
@@ -178,6 +237,28 @@ enum ObserveBenchmark {
           floorTarget = target
         }
       }
+      // The floors per operation, to the floor's list: an update, an insert before an item,
+      // the move of the new item before one of another section, its delete.
+      let floorSection = Int(random.next() % UInt64(sections))
+      let floorOther = (floorSection + 1 + Int(random.next() % UInt64(sections - 1))) % sections
+      var floorID = floorItem(section: floorSection, random: &random)
+      // Not the UPDATE floor's item, whose value the run checks at the end.
+      if floorID == floorTarget {
+        let last = floorFirst + Int64(floorSection * perSection + perSection - 1)
+        floorID += floorID == last ? -1 : 1
+      }
+      let floorNeighbor = floorItem(section: floorOther, random: &random)
+      try timedFloor(.update, measured: measured) {
+        try operationFloor.update(id: floorID, value: "\"floor \(round)\"")
+      }
+      let floorInserted = try timedFloor(.insert, measured: measured) {
+        try operationFloor.insert(value: "\"floor inserted \(round)\"", before: floorID)
+      }
+      try timedFloor(.move, measured: measured) {
+        try operationFloor.move(id: floorInserted, before: floorNeighbor)
+      }
+      try timedFloor(.delete, measured: measured) { try operationFloor.delete(id: floorInserted) }
+
       let warmValue = "warm \(round)"
       try timed(
         .update, measured: false, { try list.replaceItem(id: warmID, with: warmValue) },
@@ -232,7 +313,7 @@ enum ObserveBenchmark {
       floorValue == "raw \(warmups + rounds - 1) false",
       "B2 floor: the other list holds \(floorValue), not the floor's last write")
 
-    return (samples, floor)
+    return (samples, floor, operationFloors)
   }
 
   /// One write of the floor: `BEGIN IMMEDIATE`, the `UPDATE` of item `id` to `value`,
