@@ -36,7 +36,7 @@ enum ObserveBenchmark {
       options.b2Sizes ?? (options.quick ? [1_000, 10_000, 100_000] : [1_000, 100_000, 1_000_000])
     var results: [(size: Int, samples: [Operation: [Double]])] = []
     var floors: [Double] = []
-    var operationFloors: [Operation: [Double]] = [:]
+    var operationFloors: (samples: [Operation: [Double]], error: String?) = ([:], nil)
     for size in sizes {
       let measured = try measure(
         size: size, rounds: options.quick ? 100 : 300, scratch: scratch)
@@ -76,8 +76,8 @@ enum ObserveBenchmark {
     }
     rows.append(
       operationFloorRow(
-        samples: results[results.count - 1].samples, floors: operationFloors,
-        size: results[results.count - 1].size))
+        samples: results[results.count - 1].samples, floors: operationFloors.samples,
+        error: operationFloors.error, size: results[results.count - 1].size))
     rows.append(
       Row(
         id: "B2",
@@ -86,7 +86,8 @@ enum ObserveBenchmark {
         unit: "µs", value: Stats(floors), target: "",
         note:
           "BEGIN IMMEDIATE; UPDATE items SET value = ? WHERE id = ?; COMMIT with prepared statements "
-          + "on the same file, schema and triggers, through a connection of its own, to random "
+          + "on the same file, schema and triggers, through a connection of its own (foreign keys "
+          + "on, for the floors per operation; the UPDATE changes no key), to random "
           + "items of another list as big as the observed one: what the database alone costs; "
           + "first in every round, after an untimed write of its own (as ListStore's timed "
           + "writes follow one of theirs), since a commit by the other connection empties a "
@@ -95,10 +96,11 @@ enum ObserveBenchmark {
   }
 
   /// The row of the floors per operation (``OperationFloors``), for information: each
-  /// operation's median against the same statements committed alone, and all samples,
-  /// each divided by its operation's floor median, pooled.
+  /// operation's median against the same statements committed alone, and the median of
+  /// ListStore's samples each divided by its operation's floor median (a median of ratios,
+  /// unlike the other rows' ratio of medians).
   static func operationFloorRow(
-    samples: [Operation: [Double]], floors: [Operation: [Double]], size: Int
+    samples: [Operation: [Double]], floors: [Operation: [Double]], error: String?, size: Int
   ) -> Row {
     var ratios: [Double] = []
     var parts: [String] = []
@@ -115,17 +117,21 @@ enum ObserveBenchmark {
     var row = Row(
       id: "B2",
       name:
-        "floors per operation: ListStore's statements for each, via the C API, \(label(size)) items",
-      unit: "µs", value: Stats(Operation.allCases.flatMap { floors[$0] ?? [] }), target: "",
+        "against each operation's own statements via the C API (median of per-sample ratios), "
+        + "\(label(size)) items",
+      unit: "µs", value: Stats(Operation.allCases.flatMap { samples[$0] ?? [] }),
+      baseline: Stats(Operation.allCases.flatMap { floors[$0] ?? [0] }), target: "",
       note:
-        "for information (the target is on the UPDATE floor): each operation's own statements, "
-        + "prepared, in one BEGIN IMMEDIATE … COMMIT on the floor's connection with foreign keys "
-        + "on, to the floor's list, in every round after the UPDATE floor; medians: "
+        "for information, the target is on the UPDATE floor: each operation's own statements "
+        + "(ListStore's), prepared, in one BEGIN IMMEDIATE … COMMIT on the floor's connection "
+        + "with foreign keys on, to random items of the floor's list, in every round after the "
+        + "UPDATE floor, timed to the end of COMMIT; their medians: "
         + parts.joined(separator: ", ")
-        + "; ListStore's samples, each over its operation's floor, pooled: median "
-        + format(Stats(ratios.isEmpty ? [0] : ratios).median) + " ×")
+        + "; the ratio is the median of ListStore's samples each divided by its operation's "
+        + "floor median")
     row.ratio = Stats(ratios.isEmpty ? [0] : ratios).median
     row.details = details
+    row.error = error
     return row
   }
 
@@ -135,7 +141,8 @@ enum ObserveBenchmark {
 
   /// Microseconds per operation, `rounds` rounds of every operation after a warm-up.
   private static func measure(size: Int, rounds: Int, scratch: String) throws -> (
-    samples: [Operation: [Double]], floor: [Double], operationFloors: [Operation: [Double]]
+    samples: [Operation: [Double]], floor: [Double],
+    operationFloors: (samples: [Operation: [Double]], error: String?)
   ) {
     let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
     defer { folder.remove() }
@@ -151,6 +158,7 @@ enum ObserveBenchmark {
     let floorFirst = try floorList.itemID(at: IndexPath(indexes: [0, 0]))
     let floorLast = try floorList.itemID(at: IndexPath(indexes: [sections - 1, perSection - 1]))
     try check(floorLast - floorFirst + 1 == size, "B2 floor: the floor list's ids are not a range")
+    try check(perSection >= 3, "B2: \(size) items make sections of fewer than 3 items")
     let array = try list.observe()
     // The first item, which the timed operations never touch.
     let warmID = array.sections[0].items.id(at: 0)
@@ -179,8 +187,18 @@ enum ObserveBenchmark {
     defer { for statement in [begin, update, commit] { sqlite3_finalize(statement) } }
     var floor: [Double] = []
     var floorTarget = floorFirst
-    let operationFloor = try OperationFloors(raw: raw, listID: floorList.id)
+    // The floors per operation are for information: a failure ends them and shows in their
+    // row, never in the measurement of the target. Their random choices are their own, so
+    // that ListStore's and the UPDATE floor's are those of runs without them.
     var operationFloors: [Operation: [Double]] = [:]
+    var floorsError: String?
+    var operationFloor: OperationFloors?
+    do {
+      operationFloor = try OperationFloors(raw: raw, listID: floorList.id)
+    } catch {
+      floorsError = "\(error)"
+    }
+    var floorRandom = SplitMix64(seed: UInt64(size) &+ 0x5EED)
     /// Times one write of the floors per operation.
     func timedFloor<Result>(_ operation: Operation, measured: Bool, _ write: () throws -> Result)
       rethrows -> Result
@@ -239,25 +257,32 @@ enum ObserveBenchmark {
       }
       // The floors per operation, to the floor's list: an update, an insert before an item,
       // the move of the new item before one of another section, its delete.
-      let floorSection = Int(random.next() % UInt64(sections))
-      let floorOther = (floorSection + 1 + Int(random.next() % UInt64(sections - 1))) % sections
-      var floorID = floorItem(section: floorSection, random: &random)
-      // Not the UPDATE floor's item, whose value the run checks at the end.
-      if floorID == floorTarget {
-        let last = floorFirst + Int64(floorSection * perSection + perSection - 1)
-        floorID += floorID == last ? -1 : 1
+      if let floors = operationFloor, floorsError == nil {
+        let floorSection = Int(floorRandom.next() % UInt64(sections))
+        let floorOther =
+          (floorSection + 1 + Int(floorRandom.next() % UInt64(sections - 1))) % sections
+        var floorID = floorItem(section: floorSection, random: &floorRandom)
+        // Not the UPDATE floor's item, whose value the run checks at the end.
+        if floorID == floorTarget {
+          let last = floorFirst + Int64(floorSection * perSection + perSection - 1)
+          floorID += floorID == last ? -1 : 1
+        }
+        let floorNeighbor = floorItem(section: floorOther, random: &floorRandom)
+        do {
+          try timedFloor(.update, measured: measured) {
+            try floors.update(id: floorID, value: "\"floor \(round)\"")
+          }
+          let inserted = try timedFloor(.insert, measured: measured) {
+            try floors.insert(value: "\"floor inserted \(round)\"", before: floorID)
+          }
+          try timedFloor(.move, measured: measured) {
+            try floors.move(id: inserted, before: floorNeighbor)
+          }
+          try timedFloor(.delete, measured: measured) { try floors.delete(id: inserted) }
+        } catch {
+          floorsError = "\(error)"
+        }
       }
-      let floorNeighbor = floorItem(section: floorOther, random: &random)
-      try timedFloor(.update, measured: measured) {
-        try operationFloor.update(id: floorID, value: "\"floor \(round)\"")
-      }
-      let floorInserted = try timedFloor(.insert, measured: measured) {
-        try operationFloor.insert(value: "\"floor inserted \(round)\"", before: floorID)
-      }
-      try timedFloor(.move, measured: measured) {
-        try operationFloor.move(id: floorInserted, before: floorNeighbor)
-      }
-      try timedFloor(.delete, measured: measured) { try operationFloor.delete(id: floorInserted) }
 
       let warmValue = "warm \(round)"
       try timed(
@@ -313,7 +338,7 @@ enum ObserveBenchmark {
       floorValue == "raw \(warmups + rounds - 1) false",
       "B2 floor: the other list holds \(floorValue), not the floor's last write")
 
-    return (samples, floor, operationFloors)
+    return (samples, floor, (operationFloors, floorsError))
   }
 
   /// One write of the floor: `BEGIN IMMEDIATE`, the `UPDATE` of item `id` to `value`,
