@@ -99,7 +99,8 @@ struct ListChanges {
 
   /// ``update(mirror:journal:entries:)`` for a batch of one item entry, with the same
   /// result: where the item was (from the entry) and where it is (from its row), one
-  /// binary search each, and at most one changeset entry.
+  /// binary search each (none for where it is when it stayed at its key), and at most one
+  /// changeset entry.
   func update(
     mirror: inout ListMirror, journal: inout ListMirror.Journal, item entry: ChangeLogEntry
   ) throws -> ListUpdate? {
@@ -118,15 +119,26 @@ struct ListChanges {
     }
     // Where it is: in one of this list's sections, or not here.
     let current = entry.current.flatMap { mirror.items[$0.parent] == nil ? nil : $0 }
-    // Its place held by another row in the mirror: a REPLACE removed that one, which the
-    // general path finds.
-    if let current, let list = mirror.items[current.parent] {
+    // Whether it stayed at its key: then it holds its place itself (keys are unique within
+    // a section, in the mirror as in the store).
+    var stayed = false
+    if let place = oldPlace, let current, current.parent == place.section,
+      let slot = mirror.items[place.section]?[place.index]
+    {
+      stayed = ListMirror.sameKey(current.key, slot.key)
+    }
+    // Where its key sorts among the rows of its section now, before this batch's edits.
+    var target: Int?
+    if !stayed, let current, let list = mirror.items[current.parent] {
       let index = ListMirror.lowerBound(current.key, in: list)
+      // Its place held by another row in the mirror: a REPLACE removed that one, which the
+      // general path finds.
       if index < list.count, list.id(at: index) != id,
         ListMirror.sameKey(list[index].key, current.key)
       {
         return try update(mirror: &mirror, journal: &journal, entries: CollectionOfOne(entry))
       }
+      target = index
     }
     var changeset = Changeset<String, String>()
     switch (oldPlace, current) {
@@ -135,16 +147,19 @@ struct ListChanges {
       changeset.deletedItems.append(.init(at: path, id: id))
       mirror.removeItem(section: place.section, at: place.index, journal: &journal)
     case (nil, let current?):
-      let path = try insert(id, current, into: &mirror, journal: &journal)
+      guard let target else { throw NeedsReload(reason: "item \(id) has no place") }
+      let path = try insert(id, current, at: target, into: &mirror, journal: &journal)
       changeset.insertedItems.append(.init(at: path, id: id, value: current.json))
     case (let place?, let current?):
-      let slot = mirror.items[place.section]?[place.index]
-      if current.parent != place.section || !ListMirror.sameKey(current.key, slot?.key) {
+      if !stayed {
+        guard var target else { throw NeedsReload(reason: "item \(id) has no place") }
         let from = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
         mirror.removeItem(section: place.section, at: place.index, journal: &journal)
-        let to = try insert(id, current, into: &mirror, journal: &journal)
+        // The rows after its old place moved up by one.
+        if current.parent == place.section, place.index < target { target -= 1 }
+        let to = try insert(id, current, at: target, into: &mirror, journal: &journal)
         changeset.movedItems.append(.init(from: from, to: to, id: id, value: current.json))
-      } else if current.json.mirrorHash != slot?.hash {
+      } else if current.json.mirrorHash != mirror.items[place.section]?[place.index].hash {
         let path = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
         changeset.updatedItems.append(.init(at: path, id: id, value: current.json))
         mirror.setItemHash(
@@ -156,17 +171,16 @@ struct ListChanges {
     return changeset.isEmpty ? nil : .changes(changeset)
   }
 
-  /// Puts item `id` into the mirror where `current` says it is; returns its index path
-  /// there.
+  /// Puts item `id` into the mirror where `current` says it is, at `row` of its section
+  /// (where its key sorts); returns its index path there.
   private func insert(
-    _ id: Int64, _ current: CurrentRow, into mirror: inout ListMirror,
+    _ id: Int64, _ current: CurrentRow, at row: Int, into mirror: inout ListMirror,
     journal: inout ListMirror.Journal
   ) throws -> IndexPath {
-    mirror.insertItem(
-      ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
-      section: current.parent, journal: &journal)
-    guard let list = mirror.items[current.parent],
-      let row = ListMirror.index(of: id, key: current.key, in: list)
+    guard
+      mirror.insertItem(
+        ListMirror.Slot(key: current.key, hash: current.json.mirrorHash), id: id,
+        section: current.parent, at: row, journal: &journal)
     else { throw NeedsReload(reason: "item \(id) lost") }
     return IndexPath(indexes: [try oldSectionIndex(current.parent, mirror), row])
   }

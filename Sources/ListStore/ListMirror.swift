@@ -138,12 +138,23 @@ struct ListMirror {
 
   /// Inserts an item into `section`, which must exist, where its key sorts.
   mutating func insertItem(_ slot: Slot, id: Int64, section: Int64, journal: inout Journal) {
-    guard var list = items[section] else { return }
+    guard let list = items[section] else { return }
+    insertItem(
+      slot, id: id, section: section, at: Self.lowerBound(slot.key, in: list), journal: &journal)
+  }
+
+  /// Inserts an item into `section` at `index`, which must be where its key sorts; whether
+  /// the section and the index exist.
+  @discardableResult
+  mutating func insertItem(
+    _ slot: Slot, id: Int64, section: Int64, at index: Int, journal: inout Journal
+  ) -> Bool {
+    guard var list = items[section], index >= 0, index <= list.count else { return false }
     items[section] = nil  // Keep the list uniquely referenced.
-    let index = Self.lowerBound(slot.key, in: list)
     list.insert(slot, id: id, at: index)
     items[section] = list
     journal.edits.append(.insertedItem(section: section, index: index))
+    return true
   }
 
   mutating func removeSection(at index: Int, journal: inout Journal) {
