@@ -78,9 +78,74 @@ enum PositionKey {
   /// A key strictly between `lower` and `upper`; `nil` means unbounded.
   /// - Throws: ``InvalidKey`` when a bound is malformed or `lower >= upper`.
   static func between(_ lower: String?, _ upper: String?) throws(InvalidKey) -> String {
+    if let key = integerBetween(lower, upper) { return key }
+    return try generalBetween(lower, upper)
+  }
+
+  /// ``between(_:_:)`` by the general algorithm, for every case.
+  static func generalBetween(_ lower: String?, _ upper: String?) throws(InvalidKey) -> String {
     String(
       decoding: try between(lower.map { Array($0.utf8) }, upper.map { Array($0.utf8) }),
       as: UTF8.self)
+  }
+
+  /// What the general algorithm gives, for the common cases, without its arrays: bounds
+  /// that are integers with no fraction (every key an append or a prepend makes), whose
+  /// last digit moves by one without a carry. An append after `L`, a prepend before `U`, or
+  /// an insert between two integers gives the next integer when it lies below the upper
+  /// bound, else the lower bound with the middle digit as fraction. `nil` for any other
+  /// case, a malformed bound or bounds out of order included: the general algorithm then
+  /// answers (or throws).
+  static func integerBetween(_ lower: String?, _ upper: String?) -> String? {
+    switch (lower, upper) {
+    case (nil, nil):
+      return nil
+    case (let lower?, nil):
+      return isInteger(lower) ? lastDigit(of: lower, movedBy: 1) : nil
+    case (nil, let upper?):
+      guard isInteger(upper), let below = lastDigit(of: upper, movedBy: -1),
+        !below.utf8.elementsEqual(smallestInteger)
+      else { return nil }
+      return below
+    case (let lower?, let upper?):
+      guard lower.utf8.lexicographicallyPrecedes(upper.utf8), isInteger(lower), isInteger(upper)
+      else { return nil }
+      if let next = lastDigit(of: lower, movedBy: 1),
+        next.utf8.lexicographicallyPrecedes(upper.utf8)
+      {
+        return next
+      }
+      // The last digit is the largest: the general algorithm carries, which this leaves to it.
+      guard lower.utf8.last != digits[base - 1] else { return nil }
+      return lower + middleDigit
+    }
+  }
+
+  /// The fraction the general algorithm puts after a bound with none, when there is room
+  /// up to the next integer: the middle digit.
+  private static let middleDigit = String(UnicodeScalar(digits[base / 2]))
+
+  /// Whether `key` is a well-formed integer with no fraction.
+  private static func isInteger(_ key: String) -> Bool {
+    let utf8 = key.utf8
+    guard let head = utf8.first, let length = integerLength(head: head), utf8.count == length
+    else { return false }
+    return utf8.dropFirst().allSatisfy { value(of: $0) != nil }
+      && !utf8.elementsEqual(smallestInteger)
+  }
+
+  /// `key` with its last digit moved by `delta` (1 or -1), or `nil` when that digit would
+  /// leave the alphabet (a carry or a borrow).
+  private static func lastDigit(of key: String, movedBy delta: Int) -> String? {
+    guard let last = key.utf8.last, let digit = value(of: last) else { return nil }
+    let moved = digit + delta
+    guard moved >= 0, moved < base else { return nil }
+    let count = key.utf8.count
+    return String(unsafeUninitializedCapacity: count) { bytes in
+      _ = bytes.initialize(from: key.utf8)
+      bytes[count - 1] = digits[moved]
+      return count
+    }
   }
 
   private static func between(_ lower: [UInt8]?, _ upper: [UInt8]?) throws(InvalidKey) -> [UInt8] {

@@ -49,6 +49,63 @@ import Testing
     #expect(zip(keys, keys.dropFirst()).allSatisfy { precedes($0, $1) })
   }
 
+  /// The shortcut for integer bounds gives what the general algorithm gives, or leaves the
+  /// case to it: random bounds near each other and near the alphabet's ends, well formed
+  /// or not, in order or not.
+  @Test(arguments: [1, 2, 3])
+  func integerShortcutAgreesWithTheGeneralAlgorithm(seed: UInt64) throws {
+    var random = SeededGenerator(seed: testSeed(seed))
+    let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+    let heads = Array("ZYXabcyz") + ["A"]
+    func randomBound() -> String? {
+      switch random.next() % 8 {
+      case 0: return nil
+      case 1:
+        return ["", "a", "a00", "A00000000000000000000000000", "a0é", "b0!"][
+          Int(random.next() % 6)]
+      default:
+        let head = heads[Int(random.next() % UInt64(heads.count))]
+        let length =
+          head == "A"
+          ? 27 : head.isUppercase ? 92 - Int(head.asciiValue ?? 0) : Int(head.asciiValue ?? 0) - 95
+        // Digits mostly from the ends of the alphabet, where carries and borrows happen.
+        var key = String(head)
+        for _ in 1..<length {
+          let index = Int(random.next() % 4)
+          key.append(
+            index == 0 ? alphabet[0] : index == 1 ? alphabet[61] : alphabet[Int(random.next() % 62)]
+          )
+        }
+        if random.next() % 5 == 0 { key.append(alphabet[1 + Int(random.next() % 61)]) }  // A fraction.
+        return key
+      }
+    }
+    var shortcuts = 0
+    for step in 0..<scaled(20_000) {
+      var lower = randomBound()
+      var upper = randomBound()
+      if random.next() % 3 == 0, let key = lower, PositionKey.isValid(key) {
+        // Neighbours: the next integer, or a key just above.
+        upper = (try? PositionKey.between(key, nil)).flatMap {
+          random.next() % 2 == 0 ? $0 : key + "z"
+        }
+      }
+      if random.next() % 4 == 0 { swap(&lower, &upper) }
+      let general = Result { () throws(PositionKey.InvalidKey) in
+        try PositionKey.generalBetween(lower, upper)
+      }
+      let chosen = Result { () throws(PositionKey.InvalidKey) in
+        try PositionKey.between(lower, upper)
+      }
+      #expect(
+        chosen == general,
+        "seed \(seed) step \(step): \(String(describing: lower)), \(String(describing: upper))")
+      if PositionKey.integerBetween(lower, upper) != nil { shortcuts += 1 }
+    }
+    // The shortcut was taken often, and the general algorithm too.
+    #expect(shortcuts > scaled(20_000) / 10 && shortcuts < scaled(20_000) * 9 / 10, "\(shortcuts)")
+  }
+
   @Test func repeatedHeadAndTailInsertsStayShort() throws {
     var head = try PositionKey.between(nil, nil)
     var tail = head
