@@ -76,7 +76,8 @@ import Testing
             index == 0 ? alphabet[0] : index == 1 ? alphabet[61] : alphabet[Int(random.next() % 62)]
           )
         }
-        if random.next() % 5 == 0 { key.append(alphabet[1 + Int(random.next() % 61)]) }  // A fraction.
+        // Now and then a fraction.
+        if random.next() % 5 == 0 { key.append(alphabet[1 + Int(random.next() % 61)]) }
         return key
       }
     }
