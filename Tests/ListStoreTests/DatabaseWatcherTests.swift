@@ -1,6 +1,7 @@
 import Dispatch
 import ReactiveCore
 import SQLiteKit
+import Synchronization
 import TestSupport
 import Testing
 
@@ -45,5 +46,30 @@ import Testing
     try writer.execute("INSERT INTO t VALUES (2)")
     #expect(waitForCall { seen.withLock { $0.contains(2) } })
     #expect(waitForCall { watcher.isWatchingKernel })
+  }
+
+  /// Watchers made and cancelled one after another while a writer commits: some are
+  /// cancelled while their read source is suspended between an event and its check, some
+  /// while their watch rests, some while a check is due. None calls back once `cancel()`
+  /// returned, and none outlives its cancellation in the event loop (a source freed while
+  /// still registered there crashes the process).
+  @Test func noCallbackOnceCancelled() throws {
+    defer { folder.remove() }
+    let path = folder.file("cancelled.sqlite")
+    let writer = try Connection(path: path)
+    try writer.execute("PRAGMA journal_mode = WAL; CREATE TABLE t(x)")
+    let lateCalls = Atomic<Int>(0)
+    for round in 0..<scaled(1_000) {
+      let cancelled = Atomic<Bool>(false)
+      let watcher = DatabaseWatcher(path: path, fallbackInterval: .milliseconds(1)) {
+        if cancelled.load(ordering: .acquiring) { lateCalls.add(1, ordering: .relaxed) }
+      }
+      try writer.execute("INSERT INTO t VALUES (\(round))")
+      if round % 3 == 0 { watcher.noteOwnCommit() }
+      if round % 2 == 0 { try writer.execute("INSERT INTO t VALUES (\(round))") }
+      watcher.cancel()
+      cancelled.store(true, ordering: .releasing)
+    }
+    #expect(lateCalls.load(ordering: .relaxed) == 0)
   }
 }
