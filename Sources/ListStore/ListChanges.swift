@@ -119,14 +119,16 @@ struct ListChanges {
     }
     // Where it is: in one of this list's sections, or not here.
     let current = entry.current.flatMap { mirror.items[$0.parent] == nil ? nil : $0 }
-    // Whether it stayed at its key: then it holds its place itself (keys are unique within
-    // a section, in the mirror as in the store).
-    var stayed = false
+    // Its slot when it stayed at its key: then it holds its place itself (keys are unique
+    // within a section, in the mirror as in the store).
+    var kept: ListMirror.Slot?
     if let place = oldPlace, let current, current.parent == place.section,
-      let slot = mirror.items[place.section]?[place.index]
+      let slot = mirror.items[place.section]?[place.index],
+      ListMirror.sameKey(current.key, slot.key)
     {
-      stayed = ListMirror.sameKey(current.key, slot.key)
+      kept = slot
     }
+    let stayed = kept != nil
     // Where its key sorts among the rows of its section now, before this batch's edits.
     var target: Int?
     if !stayed, let current, let list = mirror.items[current.parent] {
@@ -159,7 +161,7 @@ struct ListChanges {
         if current.parent == place.section, place.index < target { target -= 1 }
         let to = try insert(id, current, at: target, into: &mirror, journal: &journal)
         changeset.movedItems.append(.init(from: from, to: to, id: id, value: current.json))
-      } else if current.json.mirrorHash != mirror.items[place.section]?[place.index].hash {
+      } else if current.json.mirrorHash != kept?.hash {
         let path = IndexPath(indexes: [try oldSectionIndex(place.section, mirror), place.index])
         changeset.updatedItems.append(.init(at: path, id: id, value: current.json))
         mirror.setItemHash(

@@ -110,14 +110,9 @@ enum PositionKey {
     case (let lower?, let upper?):
       guard lower.utf8.lexicographicallyPrecedes(upper.utf8), isInteger(lower), isInteger(upper)
       else { return nil }
-      if let next = lastDigit(of: lower, movedBy: 1),
-        next.utf8.lexicographicallyPrecedes(upper.utf8)
-      {
-        return next
-      }
-      // The last digit is the largest: the general algorithm carries, which this leaves to it.
-      guard lower.utf8.last != digits[base - 1] else { return nil }
-      return lower + middleDigit
+      // No next integer without a carry: the general algorithm's case.
+      guard let next = lastDigit(of: lower, movedBy: 1) else { return nil }
+      return next.utf8.lexicographicallyPrecedes(upper.utf8) ? next : lower + middleDigit
     }
   }
 

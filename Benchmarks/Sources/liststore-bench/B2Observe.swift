@@ -42,7 +42,10 @@ enum ObserveBenchmark {
         size: size, rounds: options.quick ? 100 : 300, scratch: scratch)
       results.append((size, measured.samples))
       floors = measured.floor
-      operationFloors = measured.operationFloors
+      // The last size's floors; the first failure at any size.
+      operationFloors = (
+        measured.operationFloors.samples, operationFloors.error ?? measured.operationFloors.error
+      )
     }
     var rows: [Row] = []
     let smallest = Stats(results[0].samples.values.flatMap { $0 })
@@ -187,9 +190,10 @@ enum ObserveBenchmark {
     defer { for statement in [begin, update, commit] { sqlite3_finalize(statement) } }
     var floor: [Double] = []
     var floorTarget = floorFirst
-    // The floors per operation are for information: a failure ends them and shows in their
-    // row, never in the measurement of the target. Their random choices are their own, so
-    // that ListStore's and the UPDATE floor's are those of runs without them.
+    // The floors per operation are for information: a failure ends them (`operationFloor`
+    // is `nil` from then on) and shows in their row, never in the measurement of the
+    // target. Their random choices are their own, so that ListStore's and the UPDATE
+    // floor's are those of runs without them.
     var operationFloors: [Operation: [Double]] = [:]
     var floorsError: String?
     var operationFloor: OperationFloors?
@@ -257,7 +261,7 @@ enum ObserveBenchmark {
       }
       // The floors per operation, to the floor's list: an update, an insert before an item,
       // the move of the new item before one of another section, its delete.
-      if let floors = operationFloor, floorsError == nil {
+      if let floors = operationFloor {
         let floorSection = Int(floorRandom.next() % UInt64(sections))
         let floorOther =
           (floorSection + 1 + Int(floorRandom.next() % UInt64(sections - 1))) % sections
@@ -281,6 +285,7 @@ enum ObserveBenchmark {
           try timedFloor(.delete, measured: measured) { try floors.delete(id: inserted) }
         } catch {
           floorsError = "\(error)"
+          operationFloor = nil
         }
       }
 
