@@ -5,6 +5,10 @@ import PostgreSQLKit
 import ReactiveCore
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The PostgreSQL engine: a database on a server, reached through libpq, watched
 /// for other clients' commits with `LISTEN` on a connection of its own.
 struct PostgreSQLEngine: StorageEngine {
@@ -21,13 +25,16 @@ struct PostgreSQLEngine: StorageEngine {
   var dialect: SQLDialect { PostgreSQLDatabase.dialect }
 
   /// The settings every ListStore session runs with: a writer waits `busyTimeout` for
-  /// another's lock, then fails (55P03); a read-only repository never writes.
+  /// another's lock, then fails (55P03); a read-only repository never writes; and no
+  /// query is compiled just in time (ListStore's queries touch few rows each, and the
+  /// planner's guess of a large read, with stale statistics after a big import, once cost
+  /// a change's reader a tenth of a second of compiling).
   static func sessionSetup(busyTimeout: Duration, readOnly: Bool) -> String {
     let milliseconds = max(
       1,
       busyTimeout.components.seconds * 1000
         + busyTimeout.components.attoseconds / 1_000_000_000_000_000)
-    return "SET lock_timeout = \(milliseconds)"
+    return "SET lock_timeout = \(milliseconds); SET jit = off"
       + (readOnly ? "; SET default_transaction_read_only = on" : "")
   }
 
@@ -135,6 +142,9 @@ final class Listener: ChangeWatch, @unchecked Sendable {
   private let interrupter: PGWaitInterrupter
   private let stopped = Atomic<Bool>(false)
   private let finished = DispatchSemaphore(value: 0)
+  /// The listening thread's `pthread_self()`, once it runs: a callback that cancels this
+  /// listener must not wait for itself (every listener's thread has the same name).
+  private let thread = Atomic<UInt>(0)
   /// The longest wait for a notification before the connection is checked.
   static let idleCheck: Duration = .seconds(5)
   static let reconnectDelays: (first: Duration, longest: Duration) = (
@@ -158,10 +168,14 @@ final class Listener: ChangeWatch, @unchecked Sendable {
     guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
     interrupter.interrupt()
     finishedEarly.signal()
-    if Thread.current.name != "liststore.listener" { finished.wait() }
+    if thread.load(ordering: .acquiring) != Self.currentThread { finished.wait() }
   }
 
+  /// An id of the calling thread.
+  private static var currentThread: UInt { UInt(pthread_self()) }
+
   private func run() {
+    thread.store(Self.currentThread, ordering: .releasing)
     defer { finished.signal() }
     var delay = Self.reconnectDelays.first
     var lost = false
