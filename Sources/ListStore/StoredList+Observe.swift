@@ -91,7 +91,8 @@ extension Repository {
     )
   ) throws(ListStoreError) -> Result {
     do {
-      return try changeFeed().register(make)
+      let inBatch = isInBatchOnThisThread
+      return try changeFeed().register(inBatch: inBatch, make)
     } catch {
       throw ListStoreError(reading: error, path: path, busyTimeout: busyTimeout)
     }
@@ -123,28 +124,25 @@ extension StoredList where Metadata: Sendable, Item: Sendable {
   /// ``ListStoreError/undecodable(_:)`` for a row another client wrote in a shape
   /// `Item` does not decode.
   ///
+  /// A loop slower than the writers never makes memory grow without bound, nor misses a
+  /// change: past `bufferingLimit` waiting changesets (or 65,536 changed rows) it
+  /// receives what waits coalesced into one changeset with the same effect (see
+  /// `Observable2DArray.changesets(bufferingLimit:entryLimit:)`).
+  ///
   /// ```swift
   /// for try await changeset in try cities.changesets() {
   ///   print(changeset.insertedItems.map(\.value))
   /// }
   /// ```
-  /// - Parameter undecodable: What to do with a row that does not decode.
+  /// - Parameters:
+  ///   - undecodable: What to do with a row that does not decode.
+  ///   - bufferingLimit: How many changesets may wait before they are coalesced.
   /// - Returns: The sequence; iterating it keeps the observation alive.
   /// - Throws: ``ListStoreError/listNotFound(name:)``, or what ``observe(undecodable:)``
   ///   throws.
-  public func changesets(undecodable: UndecodableRowPolicy<Metadata, Item> = .fail)
-    throws(ListStoreError) -> AsyncThrowingStream<Changeset<Metadata, Item>, any Error>
-  {
-    let array = try observe(undecodable: undecodable)
-    return AsyncThrowingStream { continuation in
-      let subscription = array.subscribe(
-        onNext: { continuation.yield($0.changeset) },
-        onError: { continuation.finish(throwing: $0) },
-        onCompleted: { continuation.finish() })
-      continuation.onTermination = { _ in
-        // Holding the array here keeps the observation alive while iterating.
-        withExtendedLifetime(array) { subscription.dispose() }
-      }
-    }
+  public func changesets(
+    undecodable: UndecodableRowPolicy<Metadata, Item> = .fail, bufferingLimit: Int = 64
+  ) throws(ListStoreError) -> AsyncThrowingStream<Changeset<Metadata, Item>, any Error> {
+    try observe(undecodable: undecodable).changesets(bufferingLimit: bufferingLimit)
   }
 }

@@ -190,7 +190,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
     subscribe(initial: initial, observer: Observer { if let event = $0.element { onNext(event) } })
   }
 
-  private func subscribe(initial: (([Section]) -> Void)?, observer: Observer<Event>)
+  func subscribe(initial: (([Section]) -> Void)?, observer: Observer<Event>)
     -> any Disposable
   {
     let subscription = PendingSubscription()
