@@ -76,6 +76,56 @@ enum ImportCommand {
     func close() {
       if ownsDescriptor { _ = Glibc.close(descriptor) }
     }
+
+    /// This input, or, when it is not a regular file (standard input, a pipe), all of it
+    /// copied first into a temporary file: a command reads it inside its write
+    /// transaction, which must not wait for a slow or interactive writer of the input,
+    /// since every other writer of the database would wait with it. Consumes `self`.
+    /// - Parameter progress: Told of the lines copied so far, after each read.
+    /// - Returns: The input to read, a regular file.
+    /// - Throws: ``ListStoreError/invalidImport(_:)`` when it cannot be read or copied.
+    consuming func spooled(progress: ((Int) -> Void)? = nil) throws -> Input {
+      guard !isRegularFile else { return self }
+      let spool = try ImportCommand.temporaryFile()
+      var total = 0
+      var lines = 0
+      var chunk = [UInt8](repeating: 0, count: 1 << 16)
+      defer { close() }
+      while true {
+        let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count >= 0 else {
+          _ = Glibc.close(spool)
+          throw ListStoreError.invalidImport(
+            "cannot read standard input: \(String(cString: strerror(errno)))")
+        }
+        if count == 0 { break }
+        if let progress {
+          lines += chunk[..<count].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 }
+          progress(lines)
+        }
+        var written = 0
+        while written < count {
+          let done = chunk.withUnsafeBytes {
+            write(spool, $0.baseAddress.map { $0 + written }, count - written)
+          }
+          if done < 0 && errno == EINTR { continue }
+          guard done > 0 else {
+            _ = Glibc.close(spool)
+            throw ListStoreError.invalidImport(
+              "cannot keep a copy of standard input: \(String(cString: strerror(errno)))")
+          }
+          written += done
+        }
+        total += count
+      }
+      guard lseek(spool, 0, SEEK_SET) == 0 else {
+        _ = Glibc.close(spool)
+        throw ListStoreError.invalidImport(
+          "cannot read standard input again: \(String(cString: strerror(errno)))")
+      }
+      return Input(descriptor: spool, size: total, isRegularFile: true, ownsDescriptor: true)
+    }
   }
 
   private static func run(_ invocation: Invocation, _ context: Context) throws {
@@ -107,20 +157,15 @@ enum ImportCommand {
       return
     }
 
+    // Read inside the write transaction: standard input is kept in a temporary file
+    // first, so that the transaction never waits for it.
+    input = try input.spooled()
     // A file that turns out bad must not leave a new database behind: where the import
-    // would create one, the file is checked first, in a pass that writes nothing
-    // (standard input is kept in a temporary file for the second pass).
+    // would create one, the file is checked first, in a pass that writes nothing.
     if !databaseExists(context) {
-      var spool: Int32?
-      if !input.isRegularFile { spool = try temporaryFile() }
       var check = CountingSink()
-      var reader = ImportReader(
-        stream: JSONStream(descriptor: input.descriptor, spool: spool), name: path)
+      var reader = ImportReader(stream: JSONStream(descriptor: input.descriptor), name: path)
       try reader.read(into: &check)
-      if let spool {
-        input.close()
-        input = Input(descriptor: spool, size: nil, isRegularFile: true, ownsDescriptor: true)
-      }
       guard lseek(input.descriptor, 0, SEEK_SET) == 0 else {
         throw ListStoreError.invalidImport(
           "cannot read \(path) again: \(String(cString: strerror(errno)))")
@@ -191,7 +236,7 @@ enum ImportCommand {
   }
 
   /// A new temporary file, already unlinked: gone when closed.
-  private static func temporaryFile() throws -> Int32 {
+  static func temporaryFile() throws -> Int32 {
     let folder = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array((folder + "/liststore-import-XXXXXX").utf8CString)
     let descriptor = template.withUnsafeMutableBufferPointer { buffer in

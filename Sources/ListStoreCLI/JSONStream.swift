@@ -63,7 +63,6 @@ final class JSONStream {
 
   private let descriptor: Int32
   /// A copy of everything read is written here, when set (standard input read twice).
-  private let spool: Int32?
   private var buffer: [UInt8]
   /// The next byte to read in `buffer`, and the end of the bytes read into it.
   private var index = 0
@@ -93,10 +92,9 @@ final class JSONStream {
   /// A failure: a message and where, as ``JSONSyntax/SyntaxError`` gives it.
   typealias Failure = JSONSyntax.SyntaxError
 
-  /// Reads from `descriptor` (not closed here), copying what it reads to `spool`.
-  init(descriptor: Int32, spool: Int32? = nil, chunkSize: Int = 1 << 20) {
+  /// Reads from `descriptor` (not closed here).
+  init(descriptor: Int32, chunkSize: Int = 1 << 20) {
     self.descriptor = descriptor
-    self.spool = spool
     buffer = [UInt8](repeating: 0, count: chunkSize)
   }
 
@@ -138,26 +136,9 @@ final class JSONStream {
         atEndOfInput = true
         break
       }
-      if let spool {
-        let written = buffer.withUnsafeBufferPointer { bytes in
-          Self.writeAll(spool, UnsafeBufferPointer(rebasing: bytes[count..<(count + read)]))
-        }
-        if !written { throw failure("cannot keep a copy of standard input: no space left?") }
-      }
       count += read
     }
     return count - index >= wanted
-  }
-
-  private static func writeAll(_ descriptor: Int32, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    var offset = 0
-    while offset < bytes.count {
-      let written = write(descriptor, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { return false }
-      offset += written
-    }
-    return true
   }
 
   /// The next byte, or `nil` at the end of the input.
