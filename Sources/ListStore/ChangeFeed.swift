@@ -3,6 +3,22 @@ import ReactiveCore
 import SQLiteKit
 import Synchronization
 
+/// What a staging of log entries works with besides the entries: where they end, whether
+/// the observer missed some, the connection to read rows through, and how errors read in
+/// users' words on this engine.
+@usableFromInline
+struct StagingContext {
+  /// The seq of the last log entry the staging covers.
+  @usableFromInline var lastSeq: Int64
+  /// Whether the log was pruned past the observer's position, or holds more of its
+  /// entries than a reload costs: the observer reloads its list.
+  @usableFromInline var fellBehind: Bool
+  /// Sees the state the entries lead to.
+  @usableFromInline var db: any DatabaseConnection
+  /// The engine's errors in users' words.
+  @usableFromInline var userError: (any Error) -> ListStoreError
+}
+
 /// One observed list, as the feed drives it: its typed observer's operations, as closures
 /// made where the list's `Metadata` and `Item` are concrete (``ListObserver/feedObserver()``),
 /// so that this feed, which is not generic, runs them compiled for those types.
@@ -13,27 +29,30 @@ import Synchronization
 /// is thread-safe, to deliver what was queued. The closures are set once, in `init`.
 @usableFromInline
 final class FeedObserver: @unchecked Sendable {
+  /// The observed list.
+  let listID: Int64
   private let seqBody: () -> Int64
   private let isAliveBody: () -> Bool
   private let needsReadBody: () -> Bool
-  private let stageBody:
-    (ArraySlice<ChangeLogEntry>, Int64, Bool, any DatabaseConnection) -> () -> Void
+  private let rowCountBody: () -> Int
+  private let stageBody: (ArraySlice<ChangeLogEntry>, StagingContext) -> () -> Void
   private let discardBody: () -> Void
   private let finishBody: (ListStoreError?) -> Void
   private let deliverBody: () -> Void
 
   @usableFromInline
   init(
-    seq: @escaping () -> Int64, isAlive: @escaping () -> Bool, needsRead: @escaping () -> Bool,
-    stage:
-      @escaping (ArraySlice<ChangeLogEntry>, Int64, Bool, any DatabaseConnection) -> () ->
-      Void,
+    listID: Int64, seq: @escaping () -> Int64, isAlive: @escaping () -> Bool,
+    needsRead: @escaping () -> Bool, rowCount: @escaping () -> Int,
+    stage: @escaping (ArraySlice<ChangeLogEntry>, StagingContext) -> () -> Void,
     discard: @escaping () -> Void, finish: @escaping (ListStoreError?) -> Void,
     deliver: @escaping () -> Void
   ) {
+    self.listID = listID
     seqBody = seq
     isAliveBody = isAlive
     needsReadBody = needsRead
+    rowCountBody = rowCount
     stageBody = stage
     discardBody = discard
     finishBody = finish
@@ -47,21 +66,19 @@ final class FeedObserver: @unchecked Sendable {
   /// Whether it must read even when the log has nothing new: to reload after its
   /// array disagreed with the store, or to retry after a transient failure.
   var needsRead: Bool { needsReadBody() }
+  /// How many sections and items its copy of the list holds: what a reload reads.
+  var rowCount: Int { rowCountBody() }
 
-  /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
-  /// through `db`, which sees the state the entries lead to; `fellBehind` says that the
-  /// log was pruned past ``seq`` (the observer must reload). Changes nothing yet: the
-  /// returned closure, called once that state is committed, applies it to the observer's
-  /// array (queuing its event).
-  func stage(
-    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, fellBehind: Bool,
-    db: any DatabaseConnection
-  ) -> () -> Void {
-    stageBody(entries, lastSeq, fellBehind, db)
+  /// Works out what the entries after ``seq`` did (up to the context's `lastSeq`),
+  /// reading rows through the context's connection, which sees the state the entries
+  /// lead to. Changes nothing yet: the returned closure, called once that state is
+  /// committed, applies it to the observer's array (queuing its event).
+  func stage(entries: ArraySlice<ChangeLogEntry>, context: StagingContext) -> () -> Void {
+    stageBody(entries, context)
   }
 
-  /// Undoes what the last ``stage(entries:lastSeq:fellBehind:db:)`` prepared, whose state
-  /// was not committed; nothing when there is nothing staged.
+  /// Undoes what the last ``stage(entries:context:)`` prepared, whose state was not
+  /// committed; nothing when there is nothing staged.
   func discard() { discardBody() }
 
   /// Queues the end of the observation, failing with `error`, or completing when it is
@@ -85,6 +102,13 @@ final class FeedObserver: @unchecked Sendable {
 /// observers' code runs only when their events are delivered, after every lock is
 /// released, so an observer may write to the repository.
 ///
+/// The log is read in pages of ``ChangeLog/pageSize`` entries, with values only for the
+/// lists observed here: what a refresh holds grows with the observed lists' changes,
+/// never with other lists' transactions. A write stages inside its transaction only
+/// what one page holds and no reload; anything larger it leaves to a refresh after its
+/// commit, which it waits for, so that the database's write lock is never held for long
+/// reads, and never while waiting for this feed's lock.
+///
 /// A transient failure (the database busy or unreadable for a moment) leaves the
 /// observers where they were and retries with a growing delay; only a failure that
 /// cannot pass (the schema gone, say) ends their observations, with that error.
@@ -102,11 +126,15 @@ final class ChangeFeed: Sendable {
     [ObjectIdentifier: FeedObserver] = [:]
   /// How many observers are registered, for writes that check without the lock.
   private let observerCount = Atomic<Int>(0)
+  /// How many registrations are under way: a write that found no observer checks this
+  /// after its commit, since a registration may have read the state before it.
+  private let registering = Atomic<Int>(0)
   /// The log entry through which every observer has been brought up to date; -1 when
   /// some observer must read again whatever the log says.
   private let processedSeq = Atomic<Int64>(0)
 
-  /// Tells the feed when others commit.
+  /// Tells the feed when others commit. Never held while the watch is cancelled, which
+  /// waits for the watch's callback, which may wait for `state`.
   private let watch = Locked<(any ChangeWatch)?>(nil)
   private let watchesDatabase: Bool
   /// Hears when the engine loses or regains its connection.
@@ -114,17 +142,27 @@ final class ChangeFeed: Sendable {
 
   /// Where this process's observers have read, for other processes' pruning.
   private let readerRecord = Locked<ReaderRecord>(ReaderRecord())
+  /// Keeps the reader record's heartbeat fresh while observers live.
+  private let heartbeat = Locked<(any DispatchSourceTimer)?>(nil)
   /// The delay before the next retry after a transient failure; zero when none failed.
   private let retryDelay = Locked<Duration>(.zero)
+
+  /// Pauses at chosen points, for tests that force an interleaving of threads.
+  let hooks = Locked<FeedHooks>(FeedHooks())
+  private let hooksInstalled = Atomic<Bool>(false)
 
   /// The rows read by the last staging that applied log entries, for tests and
   /// benchmarks.
   let lastRefreshRowsRead = Atomic<Int>(0)
+  /// The most log entries one staging held at once (for tests and benchmarks).
+  let largestStaging = Atomic<Int>(0)
 
   /// How many rounds one refresh runs at most before it leaves the rest to a retry.
   static let roundsPerRefresh = 3
   /// The first and the longest delay before retrying after a transient failure.
   static let retryDelays: (first: Duration, longest: Duration) = (.milliseconds(5), .seconds(1))
+  /// How often a feed with observers tells other processes that it is alive.
+  static let heartbeatInterval: Duration = .seconds(Int64(ChangeLog.staleReaderAge / 4))
 
   /// Opens the feed's connection to the database `engine` reaches.
   /// - Parameters:
@@ -145,7 +183,11 @@ final class ChangeFeed: Sendable {
   }
 
   deinit {
-    watch.withLock { $0?.cancel() }
+    heartbeat.withLock { $0?.cancel() }
+    watch.withLock { watch in
+      defer { watch = nil }
+      return watch
+    }?.cancel()
     let finished = state.withLock { _ in
       defer { observers.removeAll() }
       for observer in observers.values { observer.finish(failing: nil) }
@@ -161,18 +203,28 @@ final class ChangeFeed: Sendable {
   /// read through the feed's connection, and starts watching the database when it is
   /// the first. No write or refresh runs between the read and the registration, so the
   /// observer misses nothing committed after the state it starts from.
+  /// - Parameters:
+  ///   - inBatch: Whether the caller is inside a write transaction of this process,
+  ///     which the record of where this process reads must wait for
+  ///     (``writePendingReaderRecord()``, once it ended).
+  ///   - make: Reads the state and makes the observer.
   /// - Returns: What `make` returns besides the observer.
+  /// - Throws: What `make` or reading throws.
   func register<Result>(
+    inBatch: Bool = false,
     _ make: (any DatabaseConnection) throws -> (
       observer: FeedObserver, seq: Int64, result: Result
     )
   ) throws -> Result {
+    // Announced before the state is read (see `committing`).
+    registering.add(1, ordering: .sequentiallyConsistent)
+    defer { registering.subtract(1, ordering: .sequentiallyConsistent) }
     var outcome: Swift.Result<(Result, Int64), any Error>?
     state.withLock { _ in
       outcome = Swift.Result {
         let made = try connection.transaction(.read) { try make(connection) }
         observers[ObjectIdentifier(made.observer)] = made.observer
-        observerCount.store(observers.count, ordering: .releasing)
+        observerCount.store(observers.count, ordering: .sequentiallyConsistent)
         noteProcessed()
         return (made.result, made.seq)
       }
@@ -188,26 +240,36 @@ final class ChangeFeed: Sendable {
           status: { [weak self] status in self?.report(status) })
       }
     }
-    noteReader(at: seq)
+    startHeartbeat()
+    noteReader(at: seq, deferred: inBatch)
     return result
   }
 
   /// Stops watching the database and waits for work under way on another thread to
   /// finish; observers complete and get nothing more.
   func shutDown() {
-    watch.withLock { watch in
-      watch?.cancel()
-      watch = nil
+    heartbeat.withLock { timer in
+      timer?.cancel()
+      timer = nil
     }
+    // Taken out first: cancelling waits for a callback under way, which may wait for
+    // the state lock, which a writer holds while it asks the watch to rest.
+    let stopped = watch.withLock { watch in
+      defer { watch = nil }
+      return watch
+    }
+    pause(at: \.beforeCancellingWatch)
+    stopped?.cancel()
     let finished = state.withLock { _ in
       defer {
         observers.removeAll()
-        observerCount.store(0, ordering: .releasing)
+        observerCount.store(0, ordering: .sequentiallyConsistent)
       }
       for observer in observers.values { observer.finish(failing: nil) }
       return Array(observers.values)
     }
     deliver(finished)
+    readerRecord.withLock { $0.unregister() }
   }
 
   /// The observers still wanted; forgets the others. Call with `state` locked.
@@ -216,7 +278,7 @@ final class ChangeFeed: Sendable {
     for (key, observer) in observers {
       if observer.isAlive { live.append(observer) } else { observers[key] = nil }
     }
-    observerCount.store(observers.count, ordering: .releasing)
+    observerCount.store(observers.count, ordering: .sequentiallyConsistent)
     return live
   }
 
@@ -251,31 +313,44 @@ final class ChangeFeed: Sendable {
   /// Commits the write transaction open on `db` with `commit`, staging the observers'
   /// changes first: with the feed's state locked, it reads the new log entries and the
   /// rows they touched through `db` (which sees them), commits, and applies what was
-  /// staged once the commit succeeded. Returns the observers to ``deliver(_:)`` to once
-  /// every lock is released.
+  /// staged once the commit succeeded.
   ///
   /// The lock is taken only now, not while the transaction's work ran, so that work may
-  /// observe lists or read freely.
+  /// observe lists or read freely; and only when it is free, since a refresh holding it
+  /// may read for long: the write then commits without staging and asks for a refresh.
+  /// A staging larger than one page of the log, or one that needs an observer to reload
+  /// its list, is left to that refresh too.
+  /// - Returns: The observers to ``deliver(_:)`` to once every lock is released, and
+  ///   whether to ``refresh()`` then, before the write returns, for what was not staged.
   /// - Throws: What `commit` throws; nothing is applied then.
   func committing(db: any DatabaseConnection, _ commit: () throws -> Void) throws
-    -> [FeedObserver]
+    -> (observers: [FeedObserver], refresh: Bool)
   {
-    guard observerCount.load(ordering: .acquiring) > 0 else {
+    guard
+      observerCount.load(ordering: .sequentiallyConsistent) > 0
+        || registering.load(ordering: .sequentiallyConsistent) > 0
+    else {
       try commit()
-      return []
+      // An observer registering now may have read the state before this commit: it
+      // announced itself first, so it is seen here, and a refresh brings it this write.
+      let racing =
+        registering.load(ordering: .sequentiallyConsistent) > 0
+        || observerCount.load(ordering: .sequentiallyConsistent) > 0
+      return ([], racing)
     }
-    return try state.withLock { _ in
+    let outcome = try state.withLockIfAvailable { _ throws -> ([FeedObserver], Bool) in
+      pause(at: \.whileStagingLocked)
       let live = liveObservers()
       guard !live.isEmpty else {
         try commit()
-        return []
+        return ([], false)
       }
       readAgain = false
-      var staged: [Staged] = []
+      var staged: [Staged]?
       // A failure to read the log must not undo the write: the observers stay where
       // they were, and read again once it is committed.
       var failure: (any Error)?
-      do { staged = try stage(live, db: db) } catch { failure = error }
+      do { staged = try stage(live, db: db, inWrite: true) } catch { failure = error }
       watch.withLock { $0 }?.noteOwnCommit()
       do {
         try commit()
@@ -284,12 +359,22 @@ final class ChangeFeed: Sendable {
         for observer in live { observer.discard() }
         throw error
       }
+      guard let staged else {
+        // Too much for the write's transaction: a refresh reads it after the commit.
+        noteProcessed()
+        return ([], true)
+      }
       // Committed: the staged state is the database's now.
       for work in staged { work.install() }
       let ended = failure.map { failed($0, observers: live) } ?? false
       noteProcessed()
-      return ended ? live : staged.map(\.observer)
+      return (ended ? live : staged.map(\.observer), false)
     }
+    guard let outcome else {
+      try commit()
+      return ([], true)
+    }
+    return outcome
   }
 
   /// One observer's staged work: applied, once committed, by `install`.
@@ -299,52 +384,91 @@ final class ChangeFeed: Sendable {
   }
 
   /// Stages every observer's changes from the log entries after its position, read
-  /// through `db` inside its transaction. Call with `state` locked.
-  private func stage(_ live: [FeedObserver], db: any DatabaseConnection) throws -> [Staged] {
+  /// through `db` inside its transaction, page by page. Call with `state` locked.
+  ///
+  /// The pruning horizon is asked for before anything else is read whenever the log does
+  /// not go on right after the slowest observer: an observer behind it reloads its list
+  /// and needs no entries. Values are read only for the observed lists' entries. The
+  /// entries an observer needs are held until they are applied; when they outnumber what
+  /// a reload of every observed list reads, the observers reload instead.
+  /// - Parameters:
+  ///   - live: The observers.
+  ///   - db: The connection to read through, in a transaction.
+  ///   - inWrite: Whether `db` is a writer's, in its transaction: then only what one page
+  ///     holds, with no reload, is staged.
+  /// - Returns: The staged work, or `nil` (only `inWrite`) when it was left to a refresh.
+  /// - Throws: What reading the log throws.
+  private func stage(_ live: [FeedObserver], db: any DatabaseConnection, inWrite: Bool) throws
+    -> [Staged]?
+  {
     let rowsBefore = db.rowsRead
+    defer { lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed) }
     var slowest = Int64.max
     var recovering = false
+    var lists: [Int64] = []
     for observer in live {
       slowest = min(slowest, observer.seq)
       if observer.needsRead { recovering = true }
+      lists.append(observer.listID)
     }
-    // The log after the slowest observer, with the rows it names, in one read; only
-    // when it has nothing does the feed ask where the log ends (an observer may have
-    // fallen behind the pruned log, or must read anyway).
-    let entries = try ChangeLog.entries(after: slowest, db: db)
-    let lastSeq: Int64
-    var horizon: Int64?
-    if let last = entries.last {
-      lastSeq = last.seq
-    } else {
-      let (seq, pruned) = try ChangeLog.lastSeqAndHorizon(db: db)
-      (lastSeq, horizon) = (seq, pruned)
-      guard slowest < lastSeq || recovering else { return [] }
+    if inWrite && recovering { return nil }
+    lists = Array(Set(lists)).sorted()
+    var page = try ChangeLog.page(after: slowest, lists: lists, db: db)
+    // The log is pruned from its start only, and numbered one entry after another unless
+    // a write was rolled back (PostgreSQL's sequence) or a client chose a number: when it
+    // goes on right after the slowest observer, nobody missed anything.
+    var horizon: Int64 = .min
+    var end = page.lastSeq ?? slowest
+    if page.firstSeq != slowest + 1 {
+      let (lastSeq, pruned) = try ChangeLog.lastSeqAndHorizon(db: db)
+      horizon = pruned
+      end = max(end, lastSeq)
+      guard slowest < end || recovering else { return [] }
+      if inWrite && slowest < horizon { return nil }
+      // Those behind the horizon reload; the others read from the slowest of them.
+      let readFrom = live.lazy.map(\.seq).filter { $0 >= pruned }.min()
+      if let readFrom, readFrom != slowest {
+        page = try ChangeLog.page(after: readFrom, lists: lists, db: db)
+        end = max(end, page.lastSeq ?? readFrom)
+      } else if readFrom == nil {
+        page = ChangeLog.Page()
+      }
+    }
+    var entries = page.entries
+    var reloadAll = false
+    if page.isFull {
+      if inWrite { return nil }
+      var limit = 4 * ChangeLog.pageSize
+      for observer in live { limit += observer.rowCount }
+      while page.isFull, let after = page.lastSeq {
+        page = try ChangeLog.page(after: after, lists: lists, db: db)
+        entries += page.entries
+        end = max(end, page.lastSeq ?? after)
+        if entries.count > limit {
+          // More to apply than to read again: every observer reloads.
+          reloadAll = true
+          entries = []
+          end = max(end, try ChangeLog.lastSeq(db: db))
+          break
+        }
+      }
+    }
+    largestStaging.store(
+      max(largestStaging.load(ordering: .relaxed), entries.count), ordering: .relaxed)
+    let userError = { [engine, busyTimeout] (error: any Error) in
+      engine.userError(error, busyTimeout: busyTimeout)
     }
     var staged: [Staged] = []
-    for observer in live where observer.seq < lastSeq || observer.needsRead {
-      let start = entries.firstIndex { $0.seq > observer.seq } ?? entries.endIndex
-      // The log is pruned from its start only, and its entries are numbered one after
-      // another unless a write was rolled back (PostgreSQL's sequence) or a client chose
-      // a number: an observer whose next entry follows its position, or that has read
-      // every entry, missed none. Only for another does the feed ask how far the log was
-      // pruned.
-      let missedNone =
-        observer.seq >= lastSeq
-        || (start < entries.endIndex && entries[start].seq == observer.seq + 1)
-      var fellBehind = false
-      if !missedNone {
-        let pruned = try horizon ?? ChangeLog.horizon(db: db)
-        horizon = pruned
-        fellBehind = observer.seq < pruned
-      }
+    for observer in live where observer.seq < end || observer.needsRead {
+      let start = entries.partitioningIndex { $0.seq > observer.seq }
+      let context = StagingContext(
+        lastSeq: end, fellBehind: reloadAll || observer.seq < horizon, db: db,
+        userError: userError)
       staged.append(
         Staged(
-          observer: observer,
-          install: observer.stage(
-            entries: entries[start...], lastSeq: lastSeq, fellBehind: fellBehind, db: db)))
+          observer: observer, install: observer.stage(entries: entries[start...], context: context)
+        ))
     }
-    lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed)
     return staged
   }
 
@@ -373,17 +497,22 @@ final class ChangeFeed: Sendable {
   /// ``roundsPerRefresh`` rounds; then retries are scheduled with a growing delay.
   func refresh() {
     var pending = false
+    var anyone = true
     for _ in 0..<Self.roundsPerRefresh {
+      pause(at: \.beforeRefreshLocks)
       // Only observers that had something to apply deliver: a refresh that found
       // nothing new never delivers another thread's events.
       let touched = state.withLock { _ -> [FeedObserver] in
         let live = liveObservers()
-        guard !live.isEmpty else { return [] }
+        anyone = !live.isEmpty
+        guard anyone else { return [] }
         readAgain = false
         var staged: [Staged] = []
         var ended = false
         do {
-          try connection.transaction(.read) { staged = try stage(live, db: connection) }
+          try connection.transaction(.read) {
+            staged = try stage(live, db: connection, inWrite: false) ?? []
+          }
         } catch {
           ended = failed(error, observers: live)
         }
@@ -395,7 +524,7 @@ final class ChangeFeed: Sendable {
       deliver(touched)
       if !pending { break }
     }
-    updateReader()
+    if anyone { updateReader() } else { readerRecord.withLock { $0.unregister() } }
     if pending { scheduleRetry() } else { retryDelay.withLock { $0 = .zero } }
   }
 
@@ -414,9 +543,7 @@ final class ChangeFeed: Sendable {
         delay == .zero ? Self.retryDelays.first : min(delay * 2, Self.retryDelays.longest)
       return delay
     }
-    let (seconds, attoseconds) = delay.components
-    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
+    DispatchQueue.global().asyncAfter(deadline: .now() + delay.dispatchInterval) {
       [weak self] in self?.refresh()
     }
   }
@@ -450,13 +577,27 @@ final class ChangeFeed: Sendable {
 
   // MARK: - Reader positions for pruning
 
-  /// Records, for pruning in every process, that an observer starts reading at `seq`.
-  private func noteReader(at seq: Int64) {
+  /// Records, for pruning in every process, that an observer starts reading at `seq`;
+  /// `deferred`: only once ``writePendingReaderRecord()`` is called (the caller is in a
+  /// write transaction that the record's write would wait for).
+  private func noteReader(at seq: Int64, deferred: Bool) {
     guard !readOnly else { return }
     readerRecord.withLock { record in
-      record.update(
-        seq: min(seq, record.seq < 0 ? seq : record.seq), force: true, engine: engine,
-        busyTimeout: busyTimeout)
+      let seq = min(seq, record.seq < 0 ? seq : record.seq)
+      if deferred {
+        record.pendingSeq = min(seq, record.pendingSeq ?? seq)
+      } else {
+        record.update(seq: seq, force: true, engine: engine, busyTimeout: busyTimeout)
+      }
+    }
+  }
+
+  /// Writes the record an observer registered inside a write transaction left pending.
+  func writePendingReaderRecord() {
+    readerRecord.withLock { record in
+      guard let seq = record.pendingSeq else { return }
+      record.pendingSeq = nil
+      record.update(seq: seq, force: true, engine: engine, busyTimeout: busyTimeout)
     }
   }
 
@@ -470,6 +611,80 @@ final class ChangeFeed: Sendable {
       $0.update(seq: seq, force: false, engine: engine, busyTimeout: busyTimeout)
     }
   }
+
+  /// Starts the timer that keeps the reader record alive, unless it runs.
+  private func startHeartbeat() {
+    guard !readOnly else { return }
+    heartbeat.withLock { timer in
+      guard timer == nil else { return }
+      let made = DispatchSource.makeTimerSource(queue: .global())
+      let interval = Self.heartbeatInterval.dispatchInterval
+      made.schedule(deadline: .now() + interval, repeating: interval)
+      made.setEventHandler { [weak self] in self?.beatHeart() }
+      made.resume()
+      timer = made
+    }
+  }
+
+  /// Tells other processes that this one still reads (its record's heartbeat), or, when
+  /// its observers are all gone, removes its record so that it no longer holds pruning
+  /// back. What the heartbeat timer runs.
+  func beatHeart() {
+    let anyone = state.withLock { _ in !liveObservers().isEmpty }
+    readerRecord.withLock { record in
+      if anyone {
+        record.update(
+          seq: record.seq, force: true, engine: engine, busyTimeout: busyTimeout)
+      } else {
+        record.unregister()
+      }
+    }
+  }
+
+  // MARK: - Test pauses
+
+  /// Installs `hooks`: from now on, the feed calls them at their points.
+  func installHooks(_ hooks: FeedHooks) {
+    self.hooks.withLock { $0 = hooks }
+    hooksInstalled.store(true, ordering: .releasing)
+  }
+
+  private func pause(at point: KeyPath<FeedHooks, (@Sendable () -> Void)?>) {
+    guard hooksInstalled.load(ordering: .acquiring) else { return }
+    hooks.withLock { $0 }[keyPath: point]?()
+  }
+}
+
+/// Points where a test may pause the feed's threads to force an interleaving.
+struct FeedHooks: Sendable {
+  /// A write holds the state lock, before it stages.
+  var whileStagingLocked: (@Sendable () -> Void)?
+  /// A refresh is about to wait for the state lock.
+  var beforeRefreshLocks: (@Sendable () -> Void)?
+  /// ``ChangeFeed/shutDown()`` is about to cancel the watch.
+  var beforeCancellingWatch: (@Sendable () -> Void)?
+}
+
+extension Duration {
+  /// The duration as a dispatch interval (nanoseconds).
+  var dispatchInterval: DispatchTimeInterval {
+    let (seconds, attoseconds) = components
+    return .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
+  }
+}
+
+extension Array where Element == ChangeLogEntry {
+  /// The index of the first entry for which `predicate` holds, all entries before it
+  /// failing it (binary search).
+  func partitioningIndex(where predicate: (ChangeLogEntry) -> Bool) -> Int {
+    var low = 0
+    var high = count
+    while low < high {
+      let middle = (low + high) / 2
+      if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+    }
+    return low
+  }
 }
 
 /// This process's row in `change_log_readers`, written through a connection of its
@@ -482,10 +697,13 @@ private struct ReaderRecord {
   var process: Int64 = 0
   var seq: Int64 = -1
   var updated = ContinuousClock.now
+  /// A position to record once the write transaction it waited for ended.
+  var pendingSeq: Int64?
 
   mutating func update(
     seq: Int64, force: Bool, engine: any StorageEngine, busyTimeout: Duration
   ) {
+    guard seq >= 0 else { return }
     let now = ContinuousClock.now
     guard force || (seq != self.seq && (id == nil || now - updated > .seconds(1))) else { return }
     do {
@@ -513,7 +731,9 @@ private struct ReaderRecord {
 
   mutating func unregister() {
     guard let id, let connection else { return }
-    try? ChangeLog.unregisterReader(id, db: connection)
-    self.id = nil
+    if (try? ChangeLog.unregisterReader(id, db: connection)) != nil {
+      self.id = nil
+      seq = -1
+    }
   }
 }

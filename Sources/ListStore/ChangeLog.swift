@@ -56,49 +56,106 @@ enum ChangeLog {
   /// reader further behind than this reloads its list instead.
   static let maximumBacklog: Int64 = 200_000
 
-  /// Readers that have not refreshed their position for this long, and whose
-  /// process is gone, no longer hold the log back.
+  /// Readers that have not refreshed their position or heartbeat for this long, and
+  /// that the engine cannot see alive (a PostgreSQL session), no longer hold the log
+  /// back; a live reader's feed beats every quarter of it.
   static let staleReaderAge: Double = 60
 
-  /// The entries after `seq`, in order, each with the row it names as that row is now
-  /// (one query, however many rows: the log and the rows it touched are read together).
-  ///
-  /// Item rows are joined; section rows, rarely touched, are read by subqueries that run
-  /// only for section entries (a join costs every read a cursor on `sections`).
-  static func entries(after seq: Int64, db: any DatabaseConnection) throws -> [ChangeLogEntry] {
-    let statement = try db.cached(
-      """
-      SELECT c.seq, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
-        c.old_position,
-        CASE c.kind WHEN 2 THEN i.section_id
-          WHEN 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
-        CASE c.kind WHEN 2 THEN i.position
-          WHEN 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
-        CASE c.kind WHEN 2 THEN i.value
-          WHEN 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
-      FROM changes c
-      LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
-      WHERE c.seq > ? ORDER BY c.seq
-      """)
-    try statement.bind(seq, at: 1)
+  /// How many log entries one read of the log covers at most: what a reader holds of
+  /// other lists' entries at a time, whatever the size of the transactions it follows.
+  static let pageSize = 1000
+
+  /// One page of the log: up to ``pageSize`` entries after a position, of which those
+  /// that concern the lists asked for, each with its row as that row is now.
+  struct Page {
+    /// The entries of the page that concern the lists, in order.
     var entries: [ChangeLogEntry] = []
+    /// The first and last seq of the page, whatever list its entries concern; `nil`
+    /// when the log has nothing after the position.
+    var firstSeq: Int64?
+    var lastSeq: Int64?
+    /// Whether the page holds ``pageSize`` entries: the log may go on after it.
+    var isFull = false
+  }
+
+  /// The log entries after `seq`, at most ``pageSize`` of them, with the rows named by
+  /// those that concern `lists` (sorted list ids): read in one query, however many rows,
+  /// and without a value, metadata or position of anything else.
+  ///
+  /// An entry concerns a list when it names the list (list entries), when its section
+  /// belongs to the list before or after the change (section entries), or when the
+  /// section it names before or after the change belongs to the list now (item
+  /// entries). That is every entry an observer of the list needs: an item entry whose
+  /// sections both left the list, or were deleted, is covered by those sections'
+  /// entries. Item rows are joined; section rows, rarely touched, are read by
+  /// subqueries that run only for section entries.
+  static func page(after seq: Int64, lists: [Int64], db: any DatabaseConnection) throws -> Page {
+    let dialect = db.dialect
+    let statement = try db.cached(
+      lists.count == 1 ? dialect.changeLogPage.single : dialect.changeLogPage.many)
+    try statement.bind(
+      lists.count == 1 ? .integer(lists[0]) : dialect.listIDsParameter(lists), at: 1)
+    try statement.bind(seq, at: 2)
+    var page = Page()
+    var count = 0
+    var ordered = true
     try statement.forEachRow { row in
-      guard let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 3)),
-        let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 4))
-      else { return }  // Written by something newer than us: not ours to read.
+      let seq = row.int64(at: 0)
+      count += 1
+      if let last = page.lastSeq, last >= seq { ordered = false }
+      page.firstSeq = min(page.firstSeq ?? seq, seq)
+      page.lastSeq = max(page.lastSeq ?? seq, seq)
+      guard row.int64(at: 1) == 1,
+        let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 4)),
+        let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 5))
+      else { return }  // Another list's, or written by something newer than us.
       var current: CurrentRow?
-      if let parent = row.optionalInt64(at: 9) {
-        current = CurrentRow(parent: parent, key: row.string(at: 10), json: row.string(at: 11))
+      if let parent = row.optionalInt64(at: 10) {
+        current = CurrentRow(parent: parent, key: row.string(at: 11), json: row.string(at: 12))
       }
-      entries.append(
+      page.entries.append(
         ChangeLogEntry(
-          seq: row.int64(at: 0), listID: row.optionalInt64(at: 1),
-          oldListID: row.optionalInt64(at: 2),
-          kind: kind, operation: operation, rowID: row.int64(at: 5),
-          parent: row.optionalInt64(at: 6), oldParent: row.optionalInt64(at: 7),
-          oldPosition: row.optionalString(at: 8), current: current))
+          seq: seq, listID: row.optionalInt64(at: 2), oldListID: row.optionalInt64(at: 3),
+          kind: kind, operation: operation, rowID: row.int64(at: 6),
+          parent: row.optionalInt64(at: 7), oldParent: row.optionalInt64(at: 8),
+          oldPosition: row.optionalString(at: 9), current: current))
     }
-    return entries
+    // SQLite returns the join in the page's order without sorting it again (the page is
+    // the outer loop); should that ever change, the entries are sorted here.
+    if !ordered { page.entries.sort { $0.seq < $1.seq } }
+    page.isFull = count >= pageSize
+    return page
+  }
+
+  /// The text of ``page(after:lists:db:)``'s query, with `membership` the test that an
+  /// expression is one of the lists (parameter `$1`); `$2` is the position. `order`
+  /// ends it (an `ORDER BY`, where the engine may return the join in another order).
+  package static func pageQuery(membership: String, order: String) -> String {
+    func isObserved(_ expression: String) -> String { "\(expression) \(membership)" }
+    return """
+      SELECT c.seq, c.concerns, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent,
+        c.old_parent, c.old_position,
+        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.section_id
+          WHEN c.kind = 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
+        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.position
+          WHEN c.kind = 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
+        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.value
+          WHEN c.kind = 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
+      FROM (
+        SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position,
+          CASE kind
+            WHEN 2 THEN CASE
+              WHEN \(isObserved("(SELECT list_id FROM sections WHERE id = parent)"))
+                OR \(isObserved("(SELECT list_id FROM sections WHERE id = old_parent)"))
+              THEN 1 ELSE 0 END
+            WHEN 1 THEN CASE
+              WHEN \(isObserved("list_id")) OR \(isObserved("old_list_id")) THEN 1 ELSE 0 END
+            ELSE CASE WHEN \(isObserved("row_id")) THEN 1 ELSE 0 END
+          END AS concerns
+        FROM changes WHERE seq > $2 ORDER BY seq LIMIT \(pageSize)) AS c
+      LEFT JOIN items i ON c.kind = 2 AND c.concerns = 1 AND i.id = c.row_id
+      \(order)
+      """
   }
 
   /// The seq of the last entry ever written (0 for none).

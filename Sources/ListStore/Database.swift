@@ -70,10 +70,35 @@ package struct SQLDialect: Sendable {
   package let insertItem: JSONParameterSQL
   package let setValue: JSONParameterSQL
 
+  /// The query of a page of the change log (``ChangeLog/page(after:lists:db:)``), for one
+  /// list (`$1` its id) and for several (`$1` as ``listIDsParameter(_:)`` makes it).
+  package let changeLogPage: (single: String, many: String)
+  /// How several list ids are bound as one parameter.
+  private let listIDsText: @Sendable ([Int64]) -> String
+
+  /// Creates the dialect of an engine.
+  /// - Parameters:
+  ///   - engine: Which engine.
+  ///   - checkedJSONParameter: See ``checkedJSONParameter``.
+  ///   - lastSeqAndHorizon: See ``lastSeqAndHorizon``.
+  ///   - positionType: See ``positionType``.
+  ///   - manyListsMembership: The test that an expression is one of the list ids bound,
+  ///     as ``listIDsParameter(_:)`` makes them, to `$1`.
+  ///   - listIDsText: The text of that parameter for some ids.
+  ///   - ordersJoins: Whether the engine returns a join in its outer table's order, so that
+  ///     reading the log needs no `ORDER BY` of its own.
   package init(
-    engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String
+    engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String,
+    manyListsMembership: String, listIDsText: @escaping @Sendable ([Int64]) -> String,
+    ordersJoins: Bool
   ) {
     self.engine = engine
+    self.listIDsText = listIDsText
+    let order = ordersJoins ? "" : "ORDER BY c.seq"
+    changeLogPage = (
+      ChangeLog.pageQuery(membership: "= $1", order: order),
+      ChangeLog.pageQuery(membership: manyListsMembership, order: order)
+    )
     self.checkedJSONParameter = checkedJSONParameter
     self.lastSeqAndHorizon = lastSeqAndHorizon
     self.positionType = positionType
@@ -91,6 +116,11 @@ package struct SQLDialect: Sendable {
       """
     }
   }
+}
+
+extension SQLDialect {
+  /// Several list ids as one parameter, for ``changeLogPage``'s query of several lists.
+  package func listIDsParameter(_ ids: [Int64]) -> SQLValue { .text(listIDsText(ids)) }
 }
 
 /// One statement that stores a JSON parameter, in its two texts: for text ListStore

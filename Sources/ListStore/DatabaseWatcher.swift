@@ -21,6 +21,8 @@ import Synchronization
 /// with one `onChange` for whatever others committed meanwhile.
 final class DatabaseWatcher: Sendable {
   private let queue: DispatchQueue
+  /// What this watcher's queue is marked with (``queueKey``).
+  private let mark: Int
   /// Dispatch sources may be cancelled from any thread; nothing else touches them
   /// after `init`, which is what makes the watcher `Sendable`.
   private nonisolated(unsafe) let sources: [any DispatchSourceProtocol]
@@ -41,7 +43,10 @@ final class DatabaseWatcher: Sendable {
     onChange: @escaping @Sendable () -> Void
   ) {
     let queue = DispatchQueue(label: "liststore.watcher")
-    queue.setSpecific(key: Self.queueKey, value: ())
+    // Each watcher's own mark: a callback of another watcher is not this one's.
+    let mark = Self.nextMark.add(1, ordering: .relaxed).newValue
+    queue.setSpecific(key: Self.queueKey, value: mark)
+    self.mark = mark
     self.queue = queue
     self.onChange = onChange
     var sources: [any DispatchSourceProtocol] = []
@@ -94,8 +99,10 @@ final class DatabaseWatcher: Sendable {
 
   deinit { cancel() }
 
-  /// Marks the watcher's queue, so that `cancel()` knows when it runs on it.
-  private static let queueKey = DispatchSpecificKey<Void>()
+  /// Marks each watcher's queue with a number of its own, so that `cancel()` knows when it
+  /// runs on its own queue (and not on another watcher's).
+  private static let queueKey = DispatchSpecificKey<Int>()
+  private static let nextMark = Atomic<Int>(0)
 
   /// `duration` as Dispatch counts it.
   private static func dispatchInterval(_ duration: Duration) -> DispatchTimeInterval {
@@ -110,7 +117,7 @@ final class DatabaseWatcher: Sendable {
     for source in sources { source.cancel() }
     kernelWatch?.cancel()
     // Wait for a handler that may be running, unless this is that handler.
-    if DispatchQueue.getSpecific(key: Self.queueKey) == nil { queue.sync {} }
+    if DispatchQueue.getSpecific(key: Self.queueKey) != mark { queue.sync {} }
   }
 
   /// Whether the kernel watch is there (not paused by this process's commits, nor

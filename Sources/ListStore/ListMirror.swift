@@ -32,6 +32,11 @@ struct ListMirror {
 
   @inlinable init() {}
 
+  /// How many sections and items it holds.
+  @usableFromInline var rowCount: Int {
+    items.values.reduce(sections.count) { $0 + $1.count }
+  }
+
   /// The hash of stored JSON text kept for each row; the same for equal text
   /// (64-bit FNV-1a: cheap per byte, and only compared within this process).
   @inlinable

@@ -72,8 +72,9 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   @inlinable
   func feedObserver() -> FeedObserver {
     FeedObserver(
-      seq: { self.seq }, isAlive: { self.isAlive }, needsRead: { self.needsRead },
-      stage: { self.stage(entries: $0, lastSeq: $1, fellBehind: $2, db: $3) },
+      listID: listID, seq: { self.seq }, isAlive: { self.isAlive },
+      needsRead: { self.needsRead }, rowCount: { self.mirror.rowCount },
+      stage: { self.stage(entries: $0, context: $1) },
       discard: { self.discardStaged() }, finish: { self.finish(failing: $0) },
       deliver: { self.deliver() })
   }
@@ -162,30 +163,26 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     return (sections, mirror)
   }
 
-  /// Works out what the entries after ``seq`` did (up to `lastSeq`), reading rows
-  /// through `db`, which sees the state the entries lead to; `fellBehind` says that the
-  /// log was pruned past ``seq``, so that the observer reloads. Changes nothing the array shows yet: the returned closure, called
-  /// once that state is committed, applies it to the array (queuing its event); when the
-  /// state is not committed, ``discardStaged()`` undoes the staging instead.
+  /// Works out what the entries after ``seq`` did (up to the context's `lastSeq`), reading
+  /// rows through the context's connection, which sees the state the entries lead to; when
+  /// the context says the observer fell behind, it reloads its list instead. Changes
+  /// nothing the array shows yet: the returned closure, called once that state is
+  /// committed, applies it to the array (queuing its event); when the state is not
+  /// committed, ``discardStaged()`` undoes the staging instead.
   ///
   /// The mirror is brought up to date in place, its edits noted so that they can be
   /// undone: a copy of it would make the first edit of each touched list copy its chunk,
   /// a cost that grows with the list.
   @inlinable
-  func stage(
-    entries: ArraySlice<ChangeLogEntry>, lastSeq: Int64, fellBehind: Bool,
-    db: any DatabaseConnection
-  )
-    -> () -> Void
-  {
+  func stage(entries: ArraySlice<ChangeLogEntry>, context: StagingContext) -> () -> Void {
     discardStaged()
     guard !finished else { return {} }
-    guard !needsFullReload, !fellBehind else { return stagedReload(db: db, lastSeq: lastSeq) }
+    guard !needsFullReload, !context.fellBehind else { return stagedReload(context) }
     var edits = ListMirror.Journal()
     var work: [Pending] = []
     do {
       switch try ListChanges.update(
-        listID: listID, db: db, mirror: &mirror, journal: &edits, entries: entries)
+        listID: listID, db: context.db, mirror: &mirror, journal: &edits, entries: entries)
       {
       case .changes(let changeset)?: work.append(.changes(try typed(changeset)))
       case .deleted?: work.append(.deleted)
@@ -193,9 +190,10 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
       }
     } catch {
       mirror.undo(edits)
-      return staged(after: error, db: db, lastSeq: lastSeq)
+      return staged(after: error, context)
     }
     stagedEdits = edits
+    let lastSeq = context.lastSeq
     return {
       self.stagedEdits = nil
       self.seq = lastSeq
@@ -227,44 +225,45 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     }
   }
 
-  /// ``stage(entries:lastSeq:fellBehind:db:)`` for an observer that reads the list whole: to
-  /// replace its array's state after it disagreed with the store, or, with a diff, after it
-  /// fell behind the pruned log.
+  /// ``stage(entries:context:)`` for an observer that reads the list whole: to replace its
+  /// array's state after it disagreed with the store, or, with a diff, after it fell behind
+  /// the log.
   @usableFromInline
-  func stagedReload(db: any DatabaseConnection, lastSeq: Int64) -> () -> Void {
+  func stagedReload(_ context: StagingContext) -> () -> Void {
     var mirror = self.mirror
     let work: [Pending]
     do {
-      work = try reload(db: db, mirror: &mirror, diff: !needsFullReload)
+      work = try reload(db: context.db, mirror: &mirror, diff: !needsFullReload)
     } catch {
-      work = [Self.failure(error)]
+      work = [Self.failure(error, context.userError)]
     }
-    return installing(work, mirror: mirror, lastSeq: lastSeq)
+    return installing(work, mirror: mirror, lastSeq: context.lastSeq)
   }
 
-  /// ``stage(entries:lastSeq:fellBehind:db:)`` after the log could not be applied: the mirror
-  /// disagrees with it (reload and diff), or reading failed.
+  /// ``stage(entries:context:)`` after the log could not be applied: the mirror disagrees
+  /// with it (reload and diff), or reading failed.
   @usableFromInline
-  func staged(after error: any Error, db: any DatabaseConnection, lastSeq: Int64) -> () -> Void {
+  func staged(after error: any Error, _ context: StagingContext) -> () -> Void {
     var mirror = self.mirror
     var work: [Pending]
     if error is NeedsReload {
       do {
-        work = try reload(db: db, mirror: &mirror, diff: true)
+        work = try reload(db: context.db, mirror: &mirror, diff: true)
       } catch {
-        work = [Self.failure(error)]
+        work = [Self.failure(error, context.userError)]
       }
     } else {
-      work = [Self.failure(error)]
+      work = [Self.failure(error, context.userError)]
     }
-    return installing(work, mirror: mirror, lastSeq: lastSeq)
+    return installing(work, mirror: mirror, lastSeq: context.lastSeq)
   }
 
   /// The work a failure leaves: read again later when it may pass (the list changed under a
-  /// reload's feet, the database was busy), else the end of the observation.
-  static func failure(_ error: any Error) -> Pending {
+  /// reload's feet, the database was busy or out of reach), else the end of the
+  /// observation, with the error as `userError`, the engine's mapping, says it.
+  static func failure(_ error: any Error, _ userError: (any Error) -> ListStoreError) -> Pending {
     if error is NeedsReload { return .retry }
-    let error = ListStoreError(reading: error, path: "", busyTimeout: .zero)
+    let error = userError(error)
     return error.isTransient ? .retry : .failed(error)
   }
 

@@ -195,19 +195,19 @@ public final class Repository: Sendable {
       return try connection.savepoint { try body(connection) }
     }
     let outcome = try lock.withLock {
-      _ throws -> (result: Result, observers: [FeedObserver], feed: ChangeFeed?) in
+      _ throws -> (result: Result, observers: [FeedObserver], refresh: Bool, feed: ChangeFeed?) in
       if isReadOnly { throw ListStoreError.readOnly(path: path) }
       batchThread.store(thread, ordering: .releasing)
       defer { batchThread.store(0, ordering: .releasing) }
       try connection.begin(.write)
-      let outcome: (result: Result, observers: [FeedObserver], feed: ChangeFeed?)
+      let outcome: (result: Result, observers: [FeedObserver], refresh: Bool, feed: ChangeFeed?)
       do {
         let result = try body(connection)
         // The feed as it is now: `body` may have started observing.
         let feed = feedStorage.withLock { $0 }
-        let observers = try feed?.committing(db: connection) { try connection.commit() }
+        let staged = try feed?.committing(db: connection) { try connection.commit() }
         if feed == nil { try connection.commit() }
-        outcome = (result, observers ?? [], feed)
+        outcome = (result, staged?.observers ?? [], staged?.refresh ?? false, feed)
       } catch {
         connection.rollback()
         throw error
@@ -221,11 +221,16 @@ public final class Repository: Sendable {
     }
     if let feed = outcome.feed {
       feed.deliver(outcome.observers)
-      // An observer that could not read the log with this write reads it now.
-      if feed.needsRefresh { feed.refresh() }
+      // What the write did not stage, and an observer that could not read the log with
+      // it, are read now, before the write returns.
+      if outcome.refresh || feed.needsRefresh { feed.refresh() }
+      feed.writePendingReaderRecord()
     }
     return outcome.result
   }
+
+  /// Whether the calling thread runs a write transaction of this repository.
+  var isInBatchOnThisThread: Bool { batchThread.load(ordering: .acquiring) == currentThreadID() }
 
   /// How many writes may pass between two prunings of the change log.
   static let writesBetweenPruning = 1000

@@ -612,18 +612,17 @@ extension StoredList {
     var failure: (any Error)?
     do {
       return try writeRows { rows in
+        let current = try rows.itemValue(id: id)
+        let (json, output): (String, Output)
         do {
-          let (json, output) = try transform(try rows.itemValue(id: id))
-          try rows.setValue(json, itemID: id)
-          return output
-        } catch let error as ListStoreError {
-          throw error
-        } catch let error as SQLiteError {
-          throw error
+          (json, output) = try transform(current)
         } catch {
+          // The caller's own error; the storage's errors are mapped by `writeRows`.
           failure = error
           throw error
         }
+        try rows.setValue(json, itemID: id)
+        return output
       }
     } catch {
       if let failure { throw failure }

@@ -25,7 +25,10 @@ final class PostgreSQLDatabase: DatabaseConnection {
       SELECT greatest(coalesce((SELECT max(seq) FROM changes), 0), pruned_through), pruned_through
       FROM change_log_horizon WHERE id = 1
       """,
-    positionType: "'text'")
+    positionType: "'text'",
+    manyListsMembership: "= ANY($1::bigint[])",
+    listIDsText: { ids in "{" + ids.map(String.init).joined(separator: ",") + "}" },
+    ordersJoins: false)
 
   /// The session settings the connection was opened with, set again after a reset.
   private let sessionSetup: String

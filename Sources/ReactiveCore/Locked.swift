@@ -56,4 +56,18 @@ package final class Locked<Value>: @unchecked Sendable {
     defer { pthread_mutex_unlock(mutex) }
     return try body(&storage.pointee)
   }
+
+  /// Runs `body` with the value while holding the lock, if the lock is free now;
+  /// returns `nil` without waiting when another thread holds it.
+  /// - Parameter body: Reads or changes the value.
+  /// - Returns: What `body` returns, or `nil` when the lock was taken.
+  /// - Throws: What `body` throws; the lock is released either way.
+  @inlinable
+  package func withLockIfAvailable<Result, Failure: Error>(
+    _ body: (inout Value) throws(Failure) -> Result
+  ) throws(Failure) -> Result? {
+    guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&storage.pointee)
+  }
 }

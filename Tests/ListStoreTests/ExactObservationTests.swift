@@ -515,7 +515,11 @@ import Testing
       parent: list.id, oldParent: nil, oldPosition: nil,
       current: CurrentRow(parent: list.id, key: "a5", json: "null"))
     let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
-    observer.stage(entries: [entry][...], lastSeq: 1, fellBehind: false, db: reader)()
+    let engine = SQLiteEngine(path: path)
+    let context = StagingContext(
+      lastSeq: 1, fellBehind: false, db: reader,
+      userError: { engine.userError($0, busyTimeout: .zero) })
+    observer.stage(entries: [entry][...], context: context)()
     observer.deliver()
     #expect(observer.needsRead && observer.seq == 0)
     #expect(!handRecorder.isCompleted && handRecorder.error == nil)
