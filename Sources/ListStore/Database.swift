@@ -76,6 +76,18 @@ package struct SQLDialect: Sendable {
   /// How several list ids are bound as one parameter.
   private let listIDsText: @Sendable ([Int64]) -> String
 
+  /// A list's items with their section's id (`$1` the list): `ordered` by section and
+  /// position; `grouped`, which may cost less, by section and then position within each
+  /// section, in an order of sections of the engine's choice.
+  @usableFromInline package let listItems: (ordered: String, grouped: String)
+  /// Every section of a list (`?`) with its items, in order, one row per item (a section
+  /// without items: one row with `NULL`s).
+  package let listSnapshot: String
+  /// The number of items of a list (`?`).
+  package let listItemCount: String
+  /// Every list's id and name, with its numbers of sections and items, by name.
+  package let listsWithCounts: String
+
   /// Creates the dialect of an engine.
   /// - Parameters:
   ///   - engine: Which engine.
@@ -87,10 +99,13 @@ package struct SQLDialect: Sendable {
   ///   - listIDsText: The text of that parameter for some ids.
   ///   - ordersJoins: Whether the engine returns a join in its outer table's order, so that
   ///     reading the log needs no `ORDER BY` of its own.
+  ///   - itemsOfSection: How `FROM sections s` joins each section's items as `i` (`JOIN`
+  ///     or, with `left`, `LEFT JOIN`), so that the engine reads only the list's items
+  ///     whatever it guesses of their number.
   package init(
     engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String,
     manyListsMembership: String, listIDsText: @escaping @Sendable ([Int64]) -> String,
-    ordersJoins: Bool
+    ordersJoins: Bool, itemsOfSection: (_ left: Bool) -> String
   ) {
     self.engine = engine
     self.listIDsText = listIDsText
@@ -99,6 +114,26 @@ package struct SQLDialect: Sendable {
       ChangeLog.pageQuery(membership: "= $1", order: order),
       ChangeLog.pageQuery(membership: manyListsMembership, order: order)
     )
+    let items = """
+      SELECT s.id, i.id, i.position, i.value FROM sections s \(itemsOfSection(false))
+      WHERE s.list_id = $1
+      """
+    listItems = (
+      items + " ORDER BY s.position, i.position",
+      ordersJoins ? items + " ORDER BY s.position, i.position" : items
+    )
+    listSnapshot = """
+      SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
+      FROM sections s \(itemsOfSection(true))
+      WHERE s.list_id = ? ORDER BY s.position, i.position
+      """
+    listItemCount = "SELECT count(*) FROM sections s \(itemsOfSection(false)) WHERE s.list_id = ?"
+    listsWithCounts = """
+      SELECT l.id, l.name,
+        (SELECT count(*) FROM sections s WHERE s.list_id = l.id),
+        (SELECT count(*) FROM sections s \(itemsOfSection(false)) WHERE s.list_id = l.id)
+      FROM lists l ORDER BY l.name
+      """
     self.checkedJSONParameter = checkedJSONParameter
     self.lastSeqAndHorizon = lastSeqAndHorizon
     self.positionType = positionType

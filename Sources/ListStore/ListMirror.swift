@@ -61,7 +61,7 @@ struct ListMirror {
   }
 
   /// Whether `lhs` sorts before `rhs` in SQLite's byte order (`memcmp`, then length).
-  @inline(__always)
+  @inlinable @inline(__always)
   static func precedes(_ lhs: String, _ rhs: String) -> Bool {
     // Native and small strings are contiguous UTF-8: compare their bytes directly.
     let compared = lhs.utf8.withContiguousStorageIfAvailable { left in

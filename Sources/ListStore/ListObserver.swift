@@ -124,12 +124,35 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
       sections.append(Section(id: id, metadata: metadata))
       mirror.sections.append(ListMirror.Slot(key: row.string(at: 1), hash: hash), id: id)
     }
-    let itemRows = try db.cached(
-      """
-      SELECT i.section_id, i.id, i.position, i.value
-      FROM sections s JOIN items i ON i.section_id = s.id
-      WHERE s.list_id = ? ORDER BY s.position, i.position
-      """)
+    // Grouped by section is enough, and may cost the engine less than ordered: the
+    // order of each section's rows is checked, and an engine that returned them
+    // otherwise is asked again for them in order.
+    if try !loadItems(
+      db.dialect.listItems.grouped, listID: listID, db: db, decode: decodeItem,
+      sections: &sections, sectionIndex: sectionIndex, mirror: &mirror)
+    {
+      mirror.items = [:]
+      _ = try loadItems(
+        db.dialect.listItems.ordered, listID: listID, db: db, decode: decodeItem,
+        sections: &sections, sectionIndex: sectionIndex, mirror: &mirror)
+    }
+    for section in sections where mirror.items[section.id] == nil {
+      mirror.items[section.id] = ItemList()
+    }
+    return (sections, mirror)
+  }
+
+  /// Reads the items of list `listID` with `sql` (``SQLDialect/listItems``) into
+  /// `sections` and `mirror`.
+  /// - Returns: Whether each section's rows came together and in the order of their keys
+  ///   (else `sections` and `mirror` hold part of them: read again, in order).
+  @inlinable
+  static func loadItems(
+    _ sql: String, listID: Int64, db: any DatabaseConnection,
+    decode decodeItem: (UnsafeBufferPointer<UInt8>, Int64) throws -> Item,
+    sections: inout [Section], sectionIndex: [Int64: Int], mirror: inout ListMirror
+  ) throws -> Bool {
+    let itemRows = try db.cached(sql)
     try itemRows.bind(listID, at: 1)
     defer { itemRows.reset() }
     var currentSection: Int64 = -1
@@ -142,25 +165,29 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
       items = ItemList()
       slots = ItemList()
     }
+    var previousKey = ""
     // A plain loop rather than a closure: the loop's state stays in registers.
     while try itemRows.step() {
       let sectionID = itemRows.int64(at: 0)
+      let key = itemRows.string(at: 2)
       if sectionID != currentSection {
         finishSection()
+        // A section met a second time: not grouped.
+        guard mirror.items[sectionID] == nil else { return false }
         currentSection = sectionID
+      } else if !ListMirror.precedes(previousKey, key) {
+        return false
       }
       let id = itemRows.int64(at: 1)
       let (value, hash) = try itemRows.withUTF8(at: 3) {
         (try decodeItem($0, id), ListMirror.hash($0))
       }
       items.append(value, id: id)
-      slots.append(ListMirror.Slot(key: itemRows.string(at: 2), hash: hash), id: id)
+      slots.append(ListMirror.Slot(key: key, hash: hash), id: id)
+      previousKey = key
     }
     finishSection()
-    for section in sections where mirror.items[section.id] == nil {
-      mirror.items[section.id] = ItemList()
-    }
-    return (sections, mirror)
+    return true
   }
 
   /// Works out what the entries after ``seq`` did (up to the context's `lastSeq`), reading

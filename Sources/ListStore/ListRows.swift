@@ -439,12 +439,7 @@ extension ListRows {
   /// Every section with its items, in order, as stored.
   func snapshot() throws -> [StoredSection] {
     try requireList()
-    let statement = try db.cached(
-      """
-      SELECT s.id, s.position, s.metadata, i.id, i.position, i.value
-      FROM sections s LEFT JOIN items i ON i.section_id = s.id
-      WHERE s.list_id = ? ORDER BY s.position, i.position
-      """)
+    let statement = try db.cached(db.dialect.listSnapshot)
     try statement.bind(listID, at: 1)
     var sections: [StoredSection] = []
     try statement.forEachRow { row in
@@ -534,8 +529,6 @@ extension ListRows {
   func itemCount() throws -> Int {
     try requireList()
     return Int(
-      try db.scalarInt64(
-        "SELECT count(*) FROM sections s JOIN items i ON i.section_id = s.id WHERE s.list_id = ?",
-        listID) ?? 0)
+      try db.scalarInt64(db.dialect.listItemCount, listID) ?? 0)
   }
 }

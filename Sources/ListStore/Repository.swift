@@ -445,13 +445,7 @@ extension Repository {
   public func lists() throws(ListStoreError) -> [ListSummary] {
     try read { db in
       var result: [ListSummary] = []
-      let statement = try db.cached(
-        """
-        SELECT l.id, l.name,
-          (SELECT count(*) FROM sections s WHERE s.list_id = l.id),
-          (SELECT count(*) FROM sections s JOIN items i ON i.section_id = s.id WHERE s.list_id = l.id)
-        FROM lists l ORDER BY l.name
-        """)
+      let statement = try db.cached(db.dialect.listsWithCounts)
       try statement.forEachRow { row in
         result.append(
           ListSummary(

@@ -24,7 +24,8 @@ final class SQLiteDatabase: DatabaseConnection {
     positionType: "typeof(position)",
     manyListsMembership: "IN (SELECT value FROM json_each($1))",
     listIDsText: { ids in "[" + ids.map(String.init).joined(separator: ",") + "]" },
-    ordersJoins: true)
+    ordersJoins: true,
+    itemsOfSection: { left in (left ? "LEFT " : "") + "JOIN items i ON i.section_id = s.id" })
 
   init(_ connection: Connection) {
     self.connection = connection
