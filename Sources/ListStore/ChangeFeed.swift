@@ -330,6 +330,7 @@ final class ChangeFeed: Sendable {
       observerCount.load(ordering: .sequentiallyConsistent) > 0
         || registering.load(ordering: .sequentiallyConsistent) > 0
     else {
+      pause(at: \.beforeCommitWithoutObservers)
       try commit()
       // An observer registering now may have read the state before this commit: it
       // announced itself first, so it is seen here, and a refresh brings it this write.
@@ -455,6 +456,7 @@ final class ChangeFeed: Sendable {
     }
     largestStaging.store(
       max(largestStaging.load(ordering: .relaxed), entries.count), ordering: .relaxed)
+    pause(at: \.beforeObserversStage)
     let userError = { [engine, busyTimeout] (error: any Error) in
       engine.userError(error, busyTimeout: busyTimeout)
     }
@@ -663,6 +665,10 @@ struct FeedHooks: Sendable {
   var beforeRefreshLocks: (@Sendable () -> Void)?
   /// ``ChangeFeed/shutDown()`` is about to cancel the watch.
   var beforeCancellingWatch: (@Sendable () -> Void)?
+  /// A write that found no observer is about to commit.
+  var beforeCommitWithoutObservers: (@Sendable () -> Void)?
+  /// The log was read; the observers are about to stage what it says (in the transaction).
+  var beforeObserversStage: (@Sendable () -> Void)?
 }
 
 extension Duration {

@@ -117,8 +117,11 @@ final class DatabaseWatcher: Sendable {
     for source in sources { source.cancel() }
     kernelWatch?.cancel()
     // Wait for a handler that may be running, unless this is that handler.
-    if DispatchQueue.getSpecific(key: Self.queueKey) != mark { queue.sync {} }
+    if !runsOnItsQueue { queue.sync {} }
   }
+
+  /// Whether the caller runs on this watcher's queue (in one of its callbacks).
+  var runsOnItsQueue: Bool { DispatchQueue.getSpecific(key: Self.queueKey) == mark }
 
   /// Whether the kernel watch is there (not paused by this process's commits, nor
   /// missing), for tests.

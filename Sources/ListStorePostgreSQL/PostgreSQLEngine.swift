@@ -168,8 +168,11 @@ final class Listener: ChangeWatch, @unchecked Sendable {
     guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
     interrupter.interrupt()
     finishedEarly.signal()
-    if thread.load(ordering: .acquiring) != Self.currentThread { finished.wait() }
+    if !runsOnItsThread { finished.wait() }
   }
+
+  /// Whether the caller runs on this listener's thread (in one of its callbacks).
+  var runsOnItsThread: Bool { thread.load(ordering: .acquiring) == Self.currentThread }
 
   /// An id of the calling thread.
   private static var currentThread: UInt { UInt(pthread_self()) }

@@ -1,0 +1,129 @@
+import Foundation
+import PostgreSQLKit
+import PostgresTestSupport
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import ListStore
+@testable import ListStorePostgreSQL
+
+/// What another client or the server can do to an observation on PostgreSQL: a TRUNCATE,
+/// a session terminated while an observer reloads, and listeners that must tell their
+/// own thread from another's.
+@Suite(.postgres) struct ObservationFaultTests {
+  /// A list `l` of one section with `items` items.
+  @discardableResult
+  func makeList(_ repository: Repository, items: Int) throws -> RawList {
+    let list = try repository.createList("l", metadata: RawJSON.self, item: RawJSON.self)
+    try list.appendSection(RawJSON(#"{"header":"S"}"#))
+    try list.appendItems((0..<items).map { RawJSON("\($0)") }, toSection: 0)
+    return list
+  }
+
+  /// TRUNCATE removes rows without a trigger per row, so no observer would hear of it:
+  /// the schema refuses it, saying what to do instead, and nothing changes; the DELETE it
+  /// suggests is observed.
+  @Test func truncateIsRefusedAndTheDeleteItSuggestsIsObserved() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository, items: 3)
+    let recorder = try record(list)
+    let shown = try liststore(["show", "l"], database: database.location)
+    let foreign = try PGConnection(database.location)
+    for table in ["items", "sections", "lists", "changes"] {
+      let error = #expect(throws: PGError.self) { try foreign.execute("TRUNCATE \(table) CASCADE") }
+      #expect(
+        error?.message.contains("TRUNCATE \(table) is refused") == true
+          && error?.message.contains("DELETE FROM \(table)") == true,
+        "\(String(describing: error))")
+    }
+    repository.synchronizeObservers()
+    #expect(try liststore(["show", "l"], database: database.location).stdout == shown.stdout)
+    try expectExact(recorder, database, list: "l")
+    #expect(recorder.changesets.isEmpty)
+    try foreign.execute("DELETE FROM items")
+    #expect(try waitUntilExact(recorder, database, list: "l"))
+    try expectExact(recorder, database, list: "l")
+    #expect(recorder.array.sections[0].items.isEmpty)
+  }
+
+  /// The feed's server session is terminated while an observer that fell behind the
+  /// pruned log reloads a large list: the lost connection is a passing failure in the
+  /// engine's words, retried until the observer is exact again (it was once read as a
+  /// SQLite error and ended the observation).
+  @Test func aSessionTerminatedWhileAnObserverReloadsIsRetried() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let engine = PostgreSQLEngine(
+      connectionString: database.location(applicationName: "reloading"))
+    let repository = try Repository(
+      engine: engine, busyTimeout: .seconds(10), readOnly: false, watchesDatabase: false)
+    let list = try makeList(repository, items: scaled(20_000))
+    let recorder = try record(list)
+    // Another client writes, and prunes the log past this observer.
+    let other = try database.openRepository()
+    let theirs = try other.list("l", metadata: RawJSON.self, item: RawJSON.self)
+    for step in 0..<10 { try theirs.appendItem(RawJSON("\"new \(step)\""), toSection: 0) }
+    try PGConnection(database.location).execute("DELETE FROM change_log_readers")
+    try other.pruneChangeLog()
+    let location = database.location
+    let terminated = Atomic<Bool>(false)
+    try repository.changeFeed().installHooks(
+      FeedHooks(beforeObserversStage: {
+        guard !terminated.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        // The feed's own session, in its read transaction.
+        _ = try? PGConnection(location).query(
+          """
+          SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+          WHERE application_name = 'reloading' AND state = 'idle in transaction'
+          """)
+      }))
+    repository.synchronizeObservers()
+    let didTerminate = terminated.load(ordering: .acquiring)
+    #expect(didTerminate)
+    // (Compared without printing twenty thousand items when they differ.)
+    #expect(try waitUntilExact(recorder, database, list: "l"))
+    #expect(try ListContents(recorder.array.sections) == database.contents(list: "l"))
+    #expect(
+      recorder.problems.isEmpty && recorder.error == nil, "\(String(describing: recorder.error))")
+    #expect(recorder.array.sections[0].items.count == scaled(20_000) + 10)
+  }
+
+  /// A listener tells its own thread from another listener's (they once compared the
+  /// thread's name, which all of them share: a callback that cancelled another listener
+  /// did not wait for that one's callback to end).
+  @Test func aListenerKnowsItsOwnThreadFromAnothers() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let engine = PostgreSQLEngine(connectionString: database.location)
+    let listeners = Mutex<(Listener?, Listener?)>((nil, nil))
+    let seen = Mutex<(own: Bool, other: Bool)?>(nil)
+    let ready = Signal()
+    let second = try Listener(engine: engine, onChange: { _ in }, status: { _ in })
+    let first = try Listener(
+      engine: engine,
+      onChange: { _ in
+        let answers = listeners.withLock { pair -> (Bool, Bool)? in
+          guard let first = pair.0, let second = pair.1 else { return nil }
+          return (first.runsOnItsThread, second.runsOnItsThread)
+        }
+        guard let answers else { return }
+        let first = seen.withLock { seen -> Bool in
+          defer { seen = seen ?? answers }
+          return seen == nil
+        }
+        if first { ready.signal() }
+      }, status: { _ in })
+    listeners.withLock { $0 = (first, second) }
+    // The first listener calls back once connected, and after every notification.
+    try PGConnection(database.location).execute("NOTIFY liststore")
+    try ready.wait()
+    #expect(seen.withLock { $0?.own } == true)
+    #expect(seen.withLock { $0?.other } == false)
+    #expect(!second.runsOnItsThread)
+    first.cancel()
+    second.cancel()
+  }
+}
