@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 import TestSupport
 import Testing
 
@@ -122,6 +123,50 @@ import Testing
     // The same from standard input.
     expectSuccess(try cli("batch", "demo", input: ##"{"op": "item rm", "item": "#4"}"##))
     expectSuccess(try cli("batch", "demo", "-", input: ##"{"op": "item rm", "item": "#5"}"##))
+  }
+
+  /// A batch whose standard input is still being written holds no lock: another writer
+  /// goes on (it once waited for the input, and failed after its busy timeout), and the
+  /// batch applies what it read, in one transaction, once the input ends.
+  @Test func aBatchReadingStandardInputHoldsNoLock() throws {
+    defer { folder.remove() }
+    try cli("demo")
+    let batch = Process()
+    batch.executableURL = URL(fileURLWithPath: liststoreBinary)
+    batch.arguments = ["--db", db, "batch", "demo", "-"]
+    let input = Pipe()
+    let output = Pipe()
+    batch.standardInput = input
+    batch.standardOutput = output
+    batch.standardError = output
+    try batch.run()
+    input.fileHandleForWriting.write(
+      Data(#"{"op": "item add", "section": 0, "value": "Rome"}"#.utf8))
+    input.fileHandleForWriting.write(Data("\n".utf8))
+    // The batch has read that line (the pipe is empty again), and its input is still
+    // open: another writer is not held back.
+    #expect(
+      pollUntil {
+        var unread: Int32 = -1
+        let asked = withUnsafeMutablePointer(to: &unread) {
+          ioctl(input.fileHandleForWriting.fileDescriptor, UInt(FIONREAD), $0)
+        }
+        return asked == 0 && unread == 0
+      })
+    let other = try liststore(
+      ["item", "add", "demo", "0", "Oslo"], database: db,
+      environment: ["LISTSTORE_BUSY_TIMEOUT": "2"])
+    expectSuccess(other)
+    #expect(batch.isRunning)
+    input.fileHandleForWriting.write(Data(#"{"op": "item rm", "item": "0:0"}"#.utf8))
+    try input.fileHandleForWriting.close()
+    batch.waitUntilExit()
+    let said = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(batch.terminationStatus == 0, "\(said)")
+    #expect(said == "applied 2 operations to \"demo\"\n")
+    let shown = try cli("show", "demo")
+    #expect(shown.stdout.contains("Oslo") && shown.stdout.contains("Rome"), "\(shown.stdout)")
+    #expect(!shown.stdout.contains("Paris"), "\(shown.stdout)")
   }
 
   @Test(arguments: [
