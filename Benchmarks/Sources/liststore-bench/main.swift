@@ -7,8 +7,8 @@ import FoundationEssentials
 #endif
 
 /// `liststore-bench [--quick] [--json FILE] [--only B1,B3] [--cli PATH]`: the benchmarks
-/// of issues 7 (B1–B7, SQLite) and 11 (B8–B10, PostgreSQL), each beside its baseline; see
-/// BENCHMARKS.md.
+/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B15), each
+/// beside its baseline; see BENCHMARKS.md.
 enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
@@ -29,10 +29,12 @@ enum Main {
     ("B11", ImportBenchmark.run),
     ("B12", ExportBenchmark.run),
     ("B13", ReplaceBenchmark.run),
+    ("B14", LargeLogBenchmark.run),
+    ("B15", ObserverMemoryBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {
-    // Hidden modes: the children of B3, B4 and B8.
+    // Hidden modes: the children of B3, B4, B8 and B15.
     do {
       switch arguments.first {
       case "--writer":
@@ -43,6 +45,9 @@ enum Main {
         return 0
       case "--pg-writer":
         try PostgresCrossProcessBenchmark.writerMain(Array(arguments.dropFirst()))
+        return 0
+      case "--b15-observer":
+        try ObserverMemoryBenchmark.observerMain(Array(arguments.dropFirst()))
         return 0
       default: break
       }
