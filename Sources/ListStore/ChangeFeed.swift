@@ -179,6 +179,7 @@ final class ChangeFeed: Sendable {
     self.busyTimeout = busyTimeout
     self.readOnly = readOnly
     self.watchesDatabase = watchesDatabase
+    userError = { error in engine.userError(error, busyTimeout: busyTimeout) }
     connection = try engine.openConnection(for: .feed, busyTimeout: busyTimeout, readOnly: readOnly)
   }
 
@@ -258,7 +259,7 @@ final class ChangeFeed: Sendable {
       defer { watch = nil }
       return watch
     }
-    pause(at: \.beforeCancellingWatch)
+    pause { $0.beforeCancellingWatch }
     stopped?.cancel()
     let finished = state.withLock { _ in
       defer {
@@ -330,7 +331,7 @@ final class ChangeFeed: Sendable {
       observerCount.load(ordering: .sequentiallyConsistent) > 0
         || registering.load(ordering: .sequentiallyConsistent) > 0
     else {
-      pause(at: \.beforeCommitWithoutObservers)
+      pause { $0.beforeCommitWithoutObservers }
       try commit()
       // An observer registering now may have read the state before this commit: it
       // announced itself first, so it is seen here, and a refresh brings it this write.
@@ -340,7 +341,7 @@ final class ChangeFeed: Sendable {
       return ([], racing)
     }
     let outcome = try state.withLockIfAvailable { _ throws -> ([FeedObserver], Bool) in
-      pause(at: \.whileStagingLocked)
+      pause { $0.whileStagingLocked }
       let live = liveObservers()
       guard !live.isEmpty else {
         try commit()
@@ -406,14 +407,14 @@ final class ChangeFeed: Sendable {
     defer { lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed) }
     var slowest = Int64.max
     var recovering = false
-    var lists: [Int64] = []
     for observer in live {
       slowest = min(slowest, observer.seq)
       if observer.needsRead { recovering = true }
-      lists.append(observer.listID)
     }
     if inWrite && recovering { return nil }
-    lists = Array(Set(lists)).sorted()
+    // A write reads one page at most in its own transaction, every list's entries: mostly
+    // its own. A refresh reads only the observed lists' rows, however many pages.
+    let lists = inWrite ? nil : observedLists(live)
     var page = try ChangeLog.page(after: slowest, lists: lists, db: db)
     // The log is pruned from its start only, and numbered one entry after another unless
     // a write was rolled back (PostgreSQL's sequence) or a client chose a number: when it
@@ -456,10 +457,7 @@ final class ChangeFeed: Sendable {
     }
     largestStaging.store(
       max(largestStaging.load(ordering: .relaxed), entries.count), ordering: .relaxed)
-    pause(at: \.beforeObserversStage)
-    let userError = { [engine, busyTimeout] (error: any Error) in
-      engine.userError(error, busyTimeout: busyTimeout)
-    }
+    pause { $0.beforeObserversStage }
     var staged: [Staged] = []
     for observer in live where observer.seq < end || observer.needsRead {
       let start = entries.partitioningIndex { $0.seq > observer.seq }
@@ -473,6 +471,17 @@ final class ChangeFeed: Sendable {
     }
     return staged
   }
+
+  /// The sorted ids of the lists `live` observe (one, without allocating a set, for the
+  /// usual single list).
+  private func observedLists(_ live: [FeedObserver]) -> [Int64] {
+    guard let first = live.first?.listID else { return [] }
+    if live.allSatisfy({ $0.listID == first }) { return [first] }
+    return Set(live.map(\.listID)).sorted()
+  }
+
+  /// The engine's errors in users' words, for observers' staging.
+  private let userError: @Sendable (any Error) -> ListStoreError
 
   /// Handles a failure to read the log: a transient one is retried, any other ends the
   /// observations with it. Call with `state` locked.
@@ -501,7 +510,7 @@ final class ChangeFeed: Sendable {
     var pending = false
     var anyone = true
     for _ in 0..<Self.roundsPerRefresh {
-      pause(at: \.beforeRefreshLocks)
+      pause { $0.beforeRefreshLocks }
       // Only observers that had something to apply deliver: a refresh that found
       // nothing new never delivers another thread's events.
       let touched = state.withLock { _ -> [FeedObserver] in
@@ -651,9 +660,10 @@ final class ChangeFeed: Sendable {
     hooksInstalled.store(true, ordering: .releasing)
   }
 
-  private func pause(at point: KeyPath<FeedHooks, (@Sendable () -> Void)?>) {
+  @inline(__always)
+  private func pause(at point: (FeedHooks) -> (@Sendable () -> Void)?) {
     guard hooksInstalled.load(ordering: .acquiring) else { return }
-    hooks.withLock { $0 }[keyPath: point]?()
+    point(hooks.withLock { $0 })?()
   }
 }
 

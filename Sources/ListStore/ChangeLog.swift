@@ -89,13 +89,24 @@ enum ChangeLog {
   /// sections both left the list, or were deleted, is covered by those sections'
   /// entries. Item rows are joined; section rows, rarely touched, are read by
   /// subqueries that run only for section entries.
-  static func page(after seq: Int64, lists: [Int64], db: any DatabaseConnection) throws -> Page {
+  ///
+  /// With no lists (`nil`), every entry of the page comes with its row: what a write of
+  /// this process reads in its own transaction, which is one page at most, and mostly its
+  /// own entries (the check of the entries' lists would cost each write more than it
+  /// saves).
+  static func page(after seq: Int64, lists: [Int64]?, db: any DatabaseConnection) throws -> Page {
     let dialect = db.dialect
-    let statement = try db.cached(
-      lists.count == 1 ? dialect.changeLogPage.single : dialect.changeLogPage.many)
-    try statement.bind(
-      lists.count == 1 ? .integer(lists[0]) : dialect.listIDsParameter(lists), at: 1)
-    try statement.bind(seq, at: 2)
+    let statement: any DatabaseStatement
+    if let lists {
+      statement = try db.cached(
+        lists.count == 1 ? dialect.changeLogPage.single : dialect.changeLogPage.many)
+      try statement.bind(
+        lists.count == 1 ? .integer(lists[0]) : dialect.listIDsParameter(lists), at: 1)
+      try statement.bind(seq, at: 2)
+    } else {
+      statement = try db.cached(dialect.changeLogPage.all)
+      try statement.bind(seq, at: 1)
+    }
     var page = Page()
     var count = 0
     var ordered = true
@@ -105,7 +116,7 @@ enum ChangeLog {
       if let last = page.lastSeq, last >= seq { ordered = false }
       page.firstSeq = min(page.firstSeq ?? seq, seq)
       page.lastSeq = max(page.lastSeq ?? seq, seq)
-      guard row.int64(at: 1) == 1,
+      guard row.optionalInt64(at: 1) == 1,
         let kind = ChangeLogEntry.Kind(rawValue: row.int64(at: 4)),
         let operation = ChangeLogEntry.Operation(rawValue: row.int64(at: 5))
       else { return }  // Another list's, or written by something newer than us.
@@ -120,42 +131,87 @@ enum ChangeLog {
           parent: row.optionalInt64(at: 7), oldParent: row.optionalInt64(at: 8),
           oldPosition: row.optionalString(at: 9), current: current))
     }
-    // SQLite returns the join in the page's order without sorting it again (the page is
-    // the outer loop); should that ever change, the entries are sorted here.
+    // Both queries ask for the log's order; should an engine not give it, the entries
+    // are sorted here.
     if !ordered { page.entries.sort { $0.seq < $1.seq } }
     page.isFull = count >= pageSize
     return page
   }
 
+  /// The text of ``page(after:lists:db:)``'s query of every list's entries, with their
+  /// rows (`?`: the position).
+  package static let allListsPageQuery = """
+    SELECT c.seq, 1, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
+      c.old_position,
+      CASE c.kind WHEN 2 THEN i.section_id
+        WHEN 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
+      CASE c.kind WHEN 2 THEN i.position
+        WHEN 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
+      CASE c.kind WHEN 2 THEN i.value
+        WHEN 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
+    FROM changes c
+    LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
+    WHERE c.seq > ? ORDER BY c.seq LIMIT \(pageSize)
+    """
+
   /// The text of ``page(after:lists:db:)``'s query, with `membership` the test that an
-  /// expression is one of the lists (parameter `$1`); `$2` is the position. `order`
-  /// ends it (an `ORDER BY`, where the engine may return the join in another order).
-  package static func pageQuery(membership: String, order: String) -> String {
+  /// expression is one of the lists (parameter `$1`); `$2` is the position.
+  package static func pageQuery(membership: String, shape: ChangeLogPageShape) -> String {
     func isObserved(_ expression: String) -> String { "\(expression) \(membership)" }
-    return """
-      SELECT c.seq, c.concerns, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent,
-        c.old_parent, c.old_position,
-        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.section_id
-          WHEN c.kind = 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
-        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.position
-          WHEN c.kind = 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
-        CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.value
-          WHEN c.kind = 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
-      FROM (
-        SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position,
-          CASE kind
-            WHEN 2 THEN CASE
-              WHEN \(isObserved("(SELECT list_id FROM sections WHERE id = parent)"))
-                OR \(isObserved("(SELECT list_id FROM sections WHERE id = old_parent)"))
-              THEN 1 ELSE 0 END
-            WHEN 1 THEN CASE
-              WHEN \(isObserved("list_id")) OR \(isObserved("old_list_id")) THEN 1 ELSE 0 END
-            ELSE CASE WHEN \(isObserved("row_id")) THEN 1 ELSE 0 END
-          END AS concerns
-        FROM changes WHERE seq > $2 ORDER BY seq LIMIT \(pageSize)) AS c
-      LEFT JOIN items i ON c.kind = 2 AND c.concerns = 1 AND i.id = c.row_id
-      \(order)
-      """
+    switch shape {
+    case .joined:
+      // The sections before and after an item's change are joined (a seek each, none for
+      // the section before when it is the same), and the item's row read only when one of
+      // them is observed.
+      let item = "(\(isObserved("ps.list_id")) OR \(isObserved("os.list_id")))"
+      let section = "(\(isObserved("c.list_id")) OR \(isObserved("c.old_list_id")))"
+      func current(_ itemColumn: String, _ sectionColumn: String) -> String {
+        """
+        CASE c.kind WHEN 2 THEN CASE WHEN \(item) THEN i.\(itemColumn) END
+          WHEN 1 THEN CASE WHEN \(section)
+            THEN (SELECT \(sectionColumn) FROM sections WHERE id = c.row_id) END END
+        """
+      }
+      return """
+        SELECT c.seq,
+          CASE c.kind WHEN 2 THEN \(item) WHEN 1 THEN \(section)
+            ELSE \(isObserved("c.row_id")) END,
+          c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
+          c.old_position, \(current("section_id", "list_id")), \(current("position", "position")),
+          \(current("value", "metadata"))
+        FROM changes c
+        LEFT JOIN sections ps ON c.kind = 2 AND ps.id = c.parent
+        LEFT JOIN sections os ON c.kind = 2 AND c.old_parent IS NOT NULL
+          AND c.old_parent IS NOT c.parent AND os.id = c.old_parent
+        LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
+        WHERE c.seq > $2 ORDER BY c.seq LIMIT \(pageSize)
+        """
+    case .nested:
+      return """
+        SELECT c.seq, c.concerns, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent,
+          c.old_parent, c.old_position,
+          CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.section_id
+            WHEN c.kind = 1 THEN (SELECT list_id FROM sections WHERE id = c.row_id) END,
+          CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.position
+            WHEN c.kind = 1 THEN (SELECT position FROM sections WHERE id = c.row_id) END,
+          CASE WHEN c.concerns = 0 THEN NULL WHEN c.kind = 2 THEN i.value
+            WHEN c.kind = 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
+        FROM (
+          SELECT seq, list_id, old_list_id, kind, op, row_id, parent, old_parent, old_position,
+            CASE kind
+              WHEN 2 THEN CASE
+                WHEN \(isObserved("(SELECT list_id FROM sections WHERE id = parent)"))
+                  OR \(isObserved("(SELECT list_id FROM sections WHERE id = old_parent)"))
+                THEN 1 ELSE 0 END
+              WHEN 1 THEN CASE
+                WHEN \(isObserved("list_id")) OR \(isObserved("old_list_id")) THEN 1 ELSE 0 END
+              ELSE CASE WHEN \(isObserved("row_id")) THEN 1 ELSE 0 END
+            END AS concerns
+          FROM changes WHERE seq > $2 ORDER BY seq LIMIT \(pageSize)) AS c
+        LEFT JOIN items i ON c.kind = 2 AND c.concerns = 1 AND i.id = c.row_id
+        ORDER BY c.seq
+        """
+    }
   }
 
   /// The seq of the last entry ever written (0 for none).
@@ -233,4 +289,14 @@ enum ChangeLog {
   }
 
   private static func now() -> Double { Date().timeIntervalSince1970 }
+}
+
+/// How the query of a page of the change log (`ChangeLog.page(after:lists:db:)`) is shaped for an engine.
+package enum ChangeLogPageShape: Sendable {
+  /// One ordered scan of the log joined to the rows: for an engine whose plan follows
+  /// the query's joins and stops at the limit (SQLite), the cheapest.
+  case joined
+  /// The page first (a subquery with the limit), then the rows: for an engine whose
+  /// planner might otherwise join whole tables before it applies the limit.
+  case nested
 }

@@ -48,20 +48,23 @@ package enum TransactionMode: Sendable {
 
 /// The SQL that differs between engines. Everything else ListStore runs is written
 /// once, with `?` placeholders, for both.
+///
+/// A class, made once per engine: a connection hands it out on every statement that
+/// needs it, and a reference costs less to hand out than a copy of every text.
 @usableFromInline
-package struct SQLDialect: Sendable {
+package final class SQLDialect: Sendable {
   /// Which engine.
   package enum Engine: Sendable { case sqlite, postgresql }
 
-  package var engine: Engine
+  package let engine: Engine
   /// The expression that stores a bound JSON parameter that may need checking and
   /// compacting (values ListStore did not encode itself).
-  package var checkedJSONParameter: String
+  package let checkedJSONParameter: String
   /// One row, two columns: the seq of the last log entry ever written (0 for none),
   /// and how far the log was pruned.
-  package var lastSeqAndHorizon: String
+  package let lastSeqAndHorizon: String
   /// The type of a `position` value as text (`'text'` where only text is possible).
-  package var positionType: String
+  package let positionType: String
 
   /// The writes that store a JSON parameter, built once: single writes run them often,
   /// and building their text on every call cost more than some of the statements.
@@ -71,8 +74,9 @@ package struct SQLDialect: Sendable {
   package let setValue: JSONParameterSQL
 
   /// The query of a page of the change log (``ChangeLog/page(after:lists:db:)``), for one
-  /// list (`$1` its id) and for several (`$1` as ``listIDsParameter(_:)`` makes it).
-  package let changeLogPage: (single: String, many: String)
+  /// list (`$1` its id), for several (`$1` as ``listIDsParameter(_:)`` makes it), and for
+  /// every list.
+  package let changeLogPage: (single: String, many: String, all: String)
   /// How several list ids are bound as one parameter.
   private let listIDsText: @Sendable ([Int64]) -> String
 
@@ -97,22 +101,23 @@ package struct SQLDialect: Sendable {
   ///   - manyListsMembership: The test that an expression is one of the list ids bound,
   ///     as ``listIDsParameter(_:)`` makes them, to `$1`.
   ///   - listIDsText: The text of that parameter for some ids.
+  ///   - pageShape: How the query of a page of the log is best shaped for the engine.
   ///   - ordersJoins: Whether the engine returns a join in its outer table's order, so that
-  ///     reading the log needs no `ORDER BY` of its own.
+  ///     a list's items come grouped by section without an `ORDER BY`.
   ///   - itemsOfSection: How `FROM sections s` joins each section's items as `i` (`JOIN`
   ///     or, with `left`, `LEFT JOIN`), so that the engine reads only the list's items
   ///     whatever it guesses of their number.
   package init(
     engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String,
     manyListsMembership: String, listIDsText: @escaping @Sendable ([Int64]) -> String,
-    ordersJoins: Bool, itemsOfSection: (_ left: Bool) -> String
+    pageShape: ChangeLogPageShape, ordersJoins: Bool, itemsOfSection: (_ left: Bool) -> String
   ) {
     self.engine = engine
     self.listIDsText = listIDsText
-    let order = ordersJoins ? "" : "ORDER BY c.seq"
     changeLogPage = (
-      ChangeLog.pageQuery(membership: "= $1", order: order),
-      ChangeLog.pageQuery(membership: manyListsMembership, order: order)
+      ChangeLog.pageQuery(membership: "= $1", shape: pageShape),
+      ChangeLog.pageQuery(membership: manyListsMembership, shape: pageShape),
+      ChangeLog.allListsPageQuery
     )
     let items = """
       SELECT s.id, i.id, i.position, i.value FROM sections s \(itemsOfSection(false))

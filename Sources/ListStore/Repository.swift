@@ -221,9 +221,14 @@ public final class Repository: Sendable {
     }
     if let feed = outcome.feed {
       feed.deliver(outcome.observers)
-      // What the write did not stage, and an observer that could not read the log with
-      // it, are read now, before the write returns.
-      if outcome.refresh || feed.needsRefresh { feed.refresh() }
+      // What the write did not stage is read now, before the write returns; another
+      // thread's refresh may have read it first, so this also waits for deliveries under
+      // way. An observer that could not read the log with the write reads it now too.
+      if outcome.refresh {
+        feed.synchronize()
+      } else if feed.needsRefresh {
+        feed.refresh()
+      }
       feed.writePendingReaderRecord()
     }
     return outcome.result

@@ -24,7 +24,7 @@ final class SQLiteDatabase: DatabaseConnection {
     positionType: "typeof(position)",
     manyListsMembership: "IN (SELECT value FROM json_each($1))",
     listIDsText: { ids in "[" + ids.map(String.init).joined(separator: ",") + "]" },
-    ordersJoins: true,
+    pageShape: .joined, ordersJoins: true,
     itemsOfSection: { left in (left ? "LEFT " : "") + "JOIN items i ON i.section_id = s.id" })
 
   init(_ connection: Connection) {

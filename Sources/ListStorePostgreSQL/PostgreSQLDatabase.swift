@@ -28,7 +28,7 @@ final class PostgreSQLDatabase: DatabaseConnection {
     positionType: "'text'",
     manyListsMembership: "= ANY($1::bigint[])",
     listIDsText: { ids in "{" + ids.map(String.init).joined(separator: ",") + "}" },
-    ordersJoins: false,
+    pageShape: .nested, ordersJoins: false,
     // A lateral subquery (kept apart by OFFSET 0) is read section by section through the
     // index on (section_id, position): the planner, which cannot tell how many of the
     // items a list holds, otherwise hashes every item of every list to find a few.

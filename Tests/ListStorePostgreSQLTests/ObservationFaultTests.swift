@@ -91,6 +91,28 @@ import Testing
     #expect(recorder.array.sections[0].items.count == scaled(20_000) + 10)
   }
 
+  /// A read-modify-write of one item whose connection the server dropped fails with the
+  /// lost connection in users' words (a `PGError` once escaped it as it was), and the
+  /// next one works.
+  @Test func aReadModifyWriteReportsALostConnectionInUsersWords() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let repository = try Repository.open(database.location(applicationName: "rmw"))
+    let list = try makeList(repository, items: 2)
+    let id = try list.itemID(at: IndexPath(indexes: [0, 0]))
+    try PGConnection(database.location).execute(
+      """
+      SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity
+      WHERE application_name = 'rmw'
+      """)
+    let error = #expect(throws: ListStoreError.self) {
+      try list.updateItemJSON(id: id) { json in (json + " ", ()) }
+    }
+    #expect(error?.isTransient == true, "\(String(describing: error))")
+    try list.updateItemJSON(id: id) { _ in ("\"changed\"", ()) }
+    #expect(try list.item(at: IndexPath(indexes: [0, 0])).text == #""changed""#)
+  }
+
   /// A listener tells its own thread from another listener's (they once compared the
   /// thread's name, which all of them share: a callback that cancelled another listener
   /// did not wait for that one's callback to end).

@@ -91,7 +91,8 @@ import Testing
     try db.execute("ANALYZE")
     let dialect = SQLiteDatabase.dialect
     for sql in [
-      dialect.changeLogPage.single, dialect.changeLogPage.many, dialect.listItems.grouped,
+      dialect.changeLogPage.single, dialect.changeLogPage.many, dialect.changeLogPage.all,
+      dialect.listItems.grouped,
       dialect.listItems.ordered, dialect.listSnapshot, dialect.listItemCount,
     ] {
       let scanned = try Self.scannedTables(sql, db: db)
