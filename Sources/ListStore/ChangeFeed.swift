@@ -15,6 +15,9 @@ struct StagingContext {
   @usableFromInline var fellBehind: Bool
   /// Sees the state the entries lead to.
   @usableFromInline var db: any DatabaseConnection
+  /// Whether `db` is a writer's, in its transaction: an observer that must reload its
+  /// list leaves that to a refresh after the commit instead of reading it there.
+  @usableFromInline var inWrite: Bool
   /// The engine's errors in users' words.
   @usableFromInline var userError: (any Error) -> ListStoreError
 }
@@ -35,6 +38,7 @@ final class FeedObserver: @unchecked Sendable {
   private let isAliveBody: () -> Bool
   private let needsReadBody: () -> Bool
   private let rowCountBody: () -> Int
+  private let concernsBody: (ChangeLogEntry) -> Bool
   private let stageBody: (ArraySlice<ChangeLogEntry>, StagingContext) -> () -> Void
   private let discardBody: () -> Void
   private let finishBody: (ListStoreError?) -> Void
@@ -44,6 +48,7 @@ final class FeedObserver: @unchecked Sendable {
   init(
     listID: Int64, seq: @escaping () -> Int64, isAlive: @escaping () -> Bool,
     needsRead: @escaping () -> Bool, rowCount: @escaping () -> Int,
+    concerns: @escaping (ChangeLogEntry) -> Bool,
     stage: @escaping (ArraySlice<ChangeLogEntry>, StagingContext) -> () -> Void,
     discard: @escaping () -> Void, finish: @escaping (ListStoreError?) -> Void,
     deliver: @escaping () -> Void
@@ -53,6 +58,7 @@ final class FeedObserver: @unchecked Sendable {
     isAliveBody = isAlive
     needsReadBody = needsRead
     rowCountBody = rowCount
+    concernsBody = concerns
     stageBody = stage
     discardBody = discard
     finishBody = finish
@@ -68,6 +74,9 @@ final class FeedObserver: @unchecked Sendable {
   var needsRead: Bool { needsReadBody() }
   /// How many sections and items its copy of the list holds: what a reload reads.
   var rowCount: Int { rowCountBody() }
+  /// Whether `entry` may concern its list (the list, one of its sections, or a row in
+  /// one of them, before or after the change).
+  func concerns(_ entry: ChangeLogEntry) -> Bool { concernsBody(entry) }
 
   /// Works out what the entries after ``seq`` did (up to the context's `lastSeq`),
   /// reading rows through the context's connection, which sees the state the entries
@@ -142,6 +151,9 @@ final class ChangeFeed: Sendable {
 
   /// Where this process's observers have read, for other processes' pruning.
   private let readerRecord = Locked<ReaderRecord>(ReaderRecord())
+  /// Whether the record waits for a write transaction to end (so that writes need not
+  /// take `readerRecord`'s lock to find out).
+  private let readerPending = Atomic<Bool>(false)
   /// Keeps the reader record's heartbeat fresh while observers live.
   private let heartbeat = Locked<(any DispatchSourceTimer)?>(nil)
   /// The delay before the next retry after a transient failure; zero when none failed.
@@ -373,6 +385,7 @@ final class ChangeFeed: Sendable {
       return (ended ? live : staged.map(\.observer), false)
     }
     guard let outcome else {
+      watch.withLock { $0 }?.noteOwnCommit()
       try commit()
       return ([], true)
     }
@@ -388,11 +401,12 @@ final class ChangeFeed: Sendable {
   /// Stages every observer's changes from the log entries after its position, read
   /// through `db` inside its transaction, page by page. Call with `state` locked.
   ///
-  /// The pruning horizon is asked for before anything else is read whenever the log does
-  /// not go on right after the slowest observer: an observer behind it reloads its list
-  /// and needs no entries. Values are read only for the observed lists' entries. The
-  /// entries an observer needs are held until they are applied; when they outnumber what
-  /// a reload of every observed list reads, the observers reload instead.
+  /// The pruning horizon is asked for after the first page whenever the log does not go
+  /// on right after the slowest observer: an observer behind it reloads its list and
+  /// needs no entries (one page at most was read for nothing). Values are read only for
+  /// the observed lists' entries. The entries an observer needs are held until they are
+  /// applied; an observer with more of them than its list has rows (and a page) reloads
+  /// its list instead, and the others read on for their own lists.
   /// - Parameters:
   ///   - live: The observers.
   ///   - db: The connection to read through, in a transaction.
@@ -414,14 +428,15 @@ final class ChangeFeed: Sendable {
     if inWrite && recovering { return nil }
     // A write reads one page at most in its own transaction, every list's entries: mostly
     // its own. A refresh reads only the observed lists' rows, however many pages.
-    let lists = inWrite ? nil : observedLists(live)
+    var lists = inWrite ? nil : observedLists(live)
     var page = try ChangeLog.page(after: slowest, lists: lists, db: db)
     // The log is pruned from its start only, and numbered one entry after another unless
     // a write was rolled back (PostgreSQL's sequence) or a client chose a number: when it
     // goes on right after the slowest observer, nobody missed anything.
     var horizon: Int64 = .min
     var end = page.lastSeq ?? slowest
-    if page.firstSeq != slowest + 1 {
+    // (A client may have written a seq of its own, Int64.max even.)
+    if slowest == .max || page.firstSeq != slowest &+ 1 {
       let (lastSeq, pruned) = try ChangeLog.lastSeqAndHorizon(db: db)
       horizon = pruned
       end = max(end, lastSeq)
@@ -437,22 +452,36 @@ final class ChangeFeed: Sendable {
       }
     }
     var entries = page.entries
-    var reloadAll = false
+    // Observers with more entries to apply than their list has rows reload it instead.
+    var reloading = Set<ObjectIdentifier>()
     if page.isFull {
       if inWrite { return nil }
-      var limit = 4 * ChangeLog.pageSize
-      for observer in live { limit += observer.rowCount }
+      var following = live
+      func bound() -> Int {
+        following.reduce(ChangeLog.pageSize) { $0 + $1.rowCount + ChangeLog.pageSize }
+      }
+      var limit = bound()
       while page.isFull, let after = page.lastSeq {
         page = try ChangeLog.page(after: after, lists: lists, db: db)
         entries += page.entries
         end = max(end, page.lastSeq ?? after)
-        if entries.count > limit {
-          // More to apply than to read again: every observer reloads.
-          reloadAll = true
+        guard entries.count > limit else { continue }
+        for observer in following
+        where entries.lazy.filter(observer.concerns).count > observer.rowCount + ChangeLog.pageSize
+        {
+          reloading.insert(ObjectIdentifier(observer))
+        }
+        following.removeAll { reloading.contains(ObjectIdentifier($0)) }
+        guard !following.isEmpty else {
+          // Every observer reloads: nothing more to read but where the log ends.
           entries = []
           end = max(end, try ChangeLog.lastSeq(db: db))
           break
         }
+        // The others keep their entries and read on, for their lists alone.
+        entries.removeAll { entry in !following.contains { $0.concerns(entry) } }
+        lists = observedLists(following)
+        limit = bound()
       }
     }
     largestStaging.store(
@@ -460,9 +489,10 @@ final class ChangeFeed: Sendable {
     pause { $0.beforeObserversStage }
     var staged: [Staged] = []
     for observer in live where observer.seq < end || observer.needsRead {
-      let start = entries.partitioningIndex { $0.seq > observer.seq }
+      let reloads = reloading.contains(ObjectIdentifier(observer))
+      let start = reloads ? entries.endIndex : entries.partitioningIndex { $0.seq > observer.seq }
       let context = StagingContext(
-        lastSeq: end, fellBehind: reloadAll || observer.seq < horizon, db: db,
+        lastSeq: end, fellBehind: reloads || observer.seq < horizon, db: db, inWrite: inWrite,
         userError: userError)
       staged.append(
         Staged(
@@ -527,7 +557,8 @@ final class ChangeFeed: Sendable {
         } catch {
           ended = failed(error, observers: live)
         }
-        for work in staged { work.install() }
+        // (Ended: nothing is queued after the end.)
+        if !ended { for work in staged { work.install() } }
         noteProcessed()
         pending = readAgain || live.contains { $0.needsRead }
         return ended ? live : staged.map(\.observer)
@@ -535,7 +566,7 @@ final class ChangeFeed: Sendable {
       deliver(touched)
       if !pending { break }
     }
-    if anyone { updateReader() } else { readerRecord.withLock { $0.unregister() } }
+    if anyone { updateReader() } else { giveUpReaderRecord() }
     if pending { scheduleRetry() } else { retryDelay.withLock { $0 = .zero } }
   }
 
@@ -597,6 +628,7 @@ final class ChangeFeed: Sendable {
       let seq = min(seq, record.seq < 0 ? seq : record.seq)
       if deferred {
         record.pendingSeq = min(seq, record.pendingSeq ?? seq)
+        readerPending.store(true, ordering: .releasing)
       } else {
         record.update(seq: seq, force: true, engine: engine, busyTimeout: busyTimeout)
       }
@@ -605,6 +637,7 @@ final class ChangeFeed: Sendable {
 
   /// Writes the record an observer registered inside a write transaction left pending.
   func writePendingReaderRecord() {
+    guard readerPending.exchange(false, ordering: .acquiringAndReleasing) else { return }
     readerRecord.withLock { record in
       guard let seq = record.pendingSeq else { return }
       record.pendingSeq = nil
@@ -642,13 +675,26 @@ final class ChangeFeed: Sendable {
   /// back. What the heartbeat timer runs.
   func beatHeart() {
     let anyone = state.withLock { _ in !liveObservers().isEmpty }
+    guard anyone else {
+      giveUpReaderRecord()
+      return
+    }
+    let processed = processedSeq.load(ordering: .acquiring)
     readerRecord.withLock { record in
-      if anyone {
-        record.update(
-          seq: record.seq, force: true, engine: engine, busyTimeout: busyTimeout)
-      } else {
-        record.unregister()
-      }
+      record.update(
+        seq: record.seq >= 0 ? record.seq : processed, force: true, engine: engine,
+        busyTimeout: busyTimeout)
+    }
+  }
+
+  /// Removes the reader record, unless an observer registered (or began to) since the
+  /// caller found none: registrations write the record under the same lock.
+  private func giveUpReaderRecord() {
+    readerRecord.withLock { record in
+      guard observerCount.load(ordering: .sequentiallyConsistent) == 0,
+        registering.load(ordering: .sequentiallyConsistent) == 0
+      else { return }
+      record.unregister()
     }
   }
 

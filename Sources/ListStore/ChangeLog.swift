@@ -161,8 +161,8 @@ enum ChangeLog {
     switch shape {
     case .joined:
       // The sections before and after an item's change are joined (a seek each, none for
-      // the section before when it is the same), and the item's row read only when one of
-      // them is observed.
+      // the section before when it is the same), and the item's row sought only when one
+      // of them is observed.
       let item = "(\(isObserved("ps.list_id")) OR \(isObserved("os.list_id")))"
       let section = "(\(isObserved("c.list_id")) OR \(isObserved("c.old_list_id")))"
       func current(_ itemColumn: String, _ sectionColumn: String) -> String {
@@ -183,7 +183,7 @@ enum ChangeLog {
         LEFT JOIN sections ps ON c.kind = 2 AND ps.id = c.parent
         LEFT JOIN sections os ON c.kind = 2 AND c.old_parent IS NOT NULL
           AND c.old_parent IS NOT c.parent AND os.id = c.old_parent
-        LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
+        LEFT JOIN items i ON c.kind = 2 AND \(item) AND i.id = c.row_id
         WHERE c.seq > $2 ORDER BY c.seq LIMIT \(pageSize)
         """
     case .nested:

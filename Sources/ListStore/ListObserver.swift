@@ -74,6 +74,7 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
     FeedObserver(
       listID: listID, seq: { self.seq }, isAlive: { self.isAlive },
       needsRead: { self.needsRead }, rowCount: { self.mirror.rowCount },
+      concerns: { self.concerns($0) },
       stage: { self.stage(entries: $0, context: $1) },
       discard: { self.discardStaged() }, finish: { self.finish(failing: $0) },
       deliver: { self.deliver() })
@@ -94,6 +95,21 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
 
   @inlinable
   var needsRead: Bool { needsFullReload || retryPending }
+
+  /// Whether `entry` may concern this list: names it, one of its sections, or a row that
+  /// was or is in one of its sections (as its copy has them).
+  @usableFromInline
+  func concerns(_ entry: ChangeLogEntry) -> Bool {
+    switch entry.kind {
+    case .list: return entry.rowID == listID
+    case .section: return entry.listID == listID || entry.oldListID == listID
+    case .item:
+      for section in [entry.parent, entry.oldParent, entry.current?.parent] {
+        if let section, mirror.items[section] != nil { return true }
+      }
+      return false
+    }
+  }
 
   /// Reads list `listID` in one ordered pass: the decoded sections the array starts
   /// from, and the mirror of their positions and value hashes. Values are decoded
@@ -273,7 +289,10 @@ final class ListObserver<Metadata: Codable, Item: Codable>: @unchecked Sendable 
   func staged(after error: any Error, _ context: StagingContext) -> () -> Void {
     var mirror = self.mirror
     var work: [Pending]
-    if error is NeedsReload {
+    if error is NeedsReload && context.inWrite {
+      // Not in a writer's transaction: a refresh after its commit reloads.
+      work = [.retry]
+    } else if error is NeedsReload {
       do {
         work = try reload(db: context.db, mirror: &mirror, diff: true)
       } catch {

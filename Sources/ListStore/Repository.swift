@@ -50,6 +50,9 @@ public final class Repository: Sendable {
   private let watchesDatabase: Bool
   /// The private database behind ``inMemoryPath``, removed when the repository goes.
   private let inMemoryDatabase: InMemoryDatabase?
+  /// Test pauses (``installHooks(_:)``).
+  private let hooks = Locked<Hooks>(Hooks())
+  private let hooksInstalled = Atomic<Bool>(false)
 
   /// Opens the database at `path`, creating the file and its folders when missing
   /// (unless `createIfMissing` is false) and migrating it to the current schema.
@@ -206,10 +209,22 @@ public final class Repository: Sendable {
         // The feed as it is now: `body` may have started observing.
         let feed = feedStorage.withLock { $0 }
         let staged = try feed?.committing(db: connection) { try connection.commit() }
-        if feed == nil { try connection.commit() }
-        outcome = (result, staged?.observers ?? [], staged?.refresh ?? false, feed)
+        if let feed {
+          outcome = (result, staged?.observers ?? [], staged?.refresh ?? false, feed)
+        } else {
+          if hooksInstalled.load(ordering: .acquiring) {
+            hooks.withLock { $0 }.beforeCommitWithoutFeed?()
+          }
+          try connection.commit()
+          // A first observation may have begun meanwhile, from the state before this
+          // commit: its feed, made before it read that state, is seen here.
+          let made = feedStorage.withLock { $0 }
+          outcome = (result, [], made != nil, made)
+        }
       } catch {
         connection.rollback()
+        // An observation begun inside the batch records where it reads all the same.
+        feedStorage.withLock { $0 }?.writePendingReaderRecord()
         throw error
       }
       if writesSincePruning.add(1, ordering: .relaxed).newValue >= Self.writesBetweenPruning {
@@ -232,6 +247,18 @@ public final class Repository: Sendable {
       feed.writePendingReaderRecord()
     }
     return outcome.result
+  }
+
+  /// Pauses for tests that force an interleaving of threads.
+  struct Hooks: Sendable {
+    /// A write that found no change feed is about to commit.
+    var beforeCommitWithoutFeed: (@Sendable () -> Void)?
+  }
+
+  /// Installs `hooks`: from now on, writes call them at their points.
+  func installHooks(_ hooks: Hooks) {
+    self.hooks.withLock { $0 = hooks }
+    hooksInstalled.store(true, ordering: .releasing)
   }
 
   /// Whether the calling thread runs a write transaction of this repository.

@@ -58,14 +58,16 @@ enum BatchCommand {
     // Read inside the write transaction, so kept whole first when it is not a file: a
     // slow or interactive writer of standard input must not hold every writer back.
     var input = try ImportCommand.Input.open(path) { CommandError("cannot read \(path): \($0)") }
+    defer { input.close() }
     if !input.isRegularFile {
       let reading = ProgressLine.start(
         "reading operations for \(quoted(list.name))", unit: "line", total: nil,
         invocation: invocation, context: context)
       defer { reading?.finish() }
-      input = try input.spooled { reading?.advance(to: $0) }
+      let spooled = try input.spooled { reading?.advance(to: $0) }
+      input.close()
+      input = spooled
     }
-    defer { input.close() }
     let progress = ProgressLine.start(
       "applying operations to \(quoted(list.name))", unit: "line", total: nil,
       invocation: invocation, context: context)

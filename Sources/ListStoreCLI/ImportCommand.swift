@@ -55,8 +55,12 @@ enum ImportCommand {
     /// Opens `path` (`-`: standard input); `failure` makes the error from the reason.
     static func open(_ path: String, failure: (String) -> any Error) throws -> Input {
       if path == "-" {
+        // Standard input may be a file itself (`< FILE`).
+        var info = stat()
+        let regular = fstat(STDIN_FILENO, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
         return Input(
-          descriptor: STDIN_FILENO, size: nil, isRegularFile: false, ownsDescriptor: false)
+          descriptor: STDIN_FILENO, size: regular ? Int(info.st_size) : nil,
+          isRegularFile: regular, ownsDescriptor: false)
       }
       let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
       guard descriptor >= 0 else {
@@ -80,17 +84,17 @@ enum ImportCommand {
     /// This input, or, when it is not a regular file (standard input, a pipe), all of it
     /// copied first into a temporary file: a command reads it inside its write
     /// transaction, which must not wait for a slow or interactive writer of the input,
-    /// since every other writer of the database would wait with it. Consumes `self`.
+    /// since every other writer of the database would wait with it. When it returns a
+    /// copy, the caller closes `self` (whether or not this throws).
     /// - Parameter progress: Told of the lines copied so far, after each read.
     /// - Returns: The input to read, a regular file.
     /// - Throws: ``ListStoreError/invalidImport(_:)`` when it cannot be read or copied.
-    consuming func spooled(progress: ((Int) -> Void)? = nil) throws -> Input {
+    func spooled(progress: ((Int) -> Void)? = nil) throws -> Input {
       guard !isRegularFile else { return self }
       let spool = try ImportCommand.temporaryFile()
       var total = 0
       var lines = 0
       var chunk = [UInt8](repeating: 0, count: 1 << 16)
-      defer { close() }
       while true {
         let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         if count < 0 && errno == EINTR { continue }
@@ -159,7 +163,11 @@ enum ImportCommand {
 
     // Read inside the write transaction: standard input is kept in a temporary file
     // first, so that the transaction never waits for it.
-    input = try input.spooled()
+    if !input.isRegularFile {
+      let spooled = try input.spooled()
+      input.close()
+      input = spooled
+    }
     // A file that turns out bad must not leave a new database behind: where the import
     // would create one, the file is checked first, in a pass that writes nothing.
     if !databaseExists(context) {

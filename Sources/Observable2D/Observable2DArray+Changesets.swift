@@ -56,8 +56,9 @@ extension Observable2DArray where Metadata: Sendable, Item: Sendable {
   /// `entryLimit`, receives what waits coalesced into one changeset
   /// (``Changeset/coalescing(_:from:to:)``) that has the same effect: no change is
   /// dropped, and what is held stays bounded by the array's size and those limits,
-  /// however slow the loop. Each element is valid for the state the previous one led
-  /// to, starting from ``sections`` at the call.
+  /// however slow the loop (two states of the array and the waiting changesets). Each
+  /// element is valid for the state the previous one led to, starting from ``sections``
+  /// at the call.
   ///
   /// ```swift
   /// for try await changeset in array.changesets() {
@@ -65,8 +66,9 @@ extension Observable2DArray where Metadata: Sendable, Item: Sendable {
   /// }
   /// ```
   ///
-  /// Breaking out of the loop, cancelling its task or releasing the sequence ends the
-  /// subscription; the sequence keeps the array alive while it is iterated.
+  /// Releasing the sequence (which a loop over `array.changesets()` does when it ends) or
+  /// cancelling the loop's task ends the subscription; the sequence keeps the array alive
+  /// while it exists.
   /// - Parameters:
   ///   - limit: How many changesets may wait before they are coalesced.
   ///   - entryLimit: How many changed sections and items may wait before they are.
@@ -121,9 +123,15 @@ final class ChangesetBuffer<Metadata: Sendable, Item: Sendable>: @unchecked Send
   private struct State {
     /// The state the loop has been given so far (its last element led to).
     var given: [Section] = []
-    /// What waits, each with the state it leads to.
-    var waiting: [(changeset: Changeset<Metadata, Item>, state: [Section])] = []
+    /// The state the last waiting changeset leads to.
+    var latest: [Section] = []
+    /// What waits, in order.
+    var waiting: [Changeset<Metadata, Item>] = []
     var waitingEntries = 0
+    /// How many rows waiting changesets may name before they are coalesced again: the
+    /// limit, or twice the last coalesced changeset, so that one large change does not
+    /// make every later one coalesce again.
+    var coalescingBound = 0
     /// The end, once the events ended: `.some(nil)` for completion.
     var end: (any Error)??
     /// A loop waiting for the next element.
@@ -145,7 +153,11 @@ final class ChangesetBuffer<Metadata: Sendable, Item: Sendable>: @unchecked Send
   var coalescings: Int { state.withLock { $0.coalescings } }
 
   func start(from sections: [Section]) {
-    state.withLock { $0.given = sections }
+    state.withLock { state in
+      state.given = sections
+      state.latest = sections
+      state.coalescingBound = entryLimit
+    }
   }
 
   func push(_ event: Observable2DArrayEvent<Metadata, Item>) {
@@ -154,15 +166,17 @@ final class ChangesetBuffer<Metadata: Sendable, Item: Sendable>: @unchecked Send
       if state.waiting.isEmpty, let waiter = state.waiter {
         state.waiter = nil
         state.given = event.sections
+        state.latest = event.sections
         return waiter
       }
-      state.waiting.append((event.changeset, event.sections))
+      state.waiting.append(event.changeset)
+      state.latest = event.sections
       state.waitingEntries += event.changeset.rowCount
-      if state.waiting.count > limit || state.waitingEntries > entryLimit {
-        let merged = Changeset.coalescing(
-          state.waiting.lazy.map(\.changeset), from: state.given, to: event.sections)
-        state.waiting = merged.isEmpty ? [] : [(merged, event.sections)]
+      if state.waiting.count > limit || state.waitingEntries > state.coalescingBound {
+        let merged = Changeset.coalescing(state.waiting, from: state.given, to: event.sections)
+        state.waiting = merged.isEmpty ? [] : [merged]
         state.waitingEntries = merged.rowCount
+        state.coalescingBound = max(entryLimit, 2 * merged.rowCount)
         state.coalescings += 1
       }
       return nil
@@ -185,9 +199,18 @@ final class ChangesetBuffer<Metadata: Sendable, Item: Sendable>: @unchecked Send
       try await withCheckedThrowingContinuation { continuation in
         let ready = state.withLock { state -> Result<Changeset<Metadata, Item>?, any Error>? in
           if !state.waiting.isEmpty {
-            let (changeset, sections) = state.waiting.removeFirst()
+            let changeset = state.waiting.removeFirst()
             state.waitingEntries -= changeset.rowCount
-            state.given = sections
+            if state.waiting.isEmpty {
+              state.given = state.latest
+            } else {
+              // The state it leads to, for what waits after it: O(its entries).
+              do {
+                state.given = try changeset.applied(to: state.given)
+              } catch {
+                return .failure(error)
+              }
+            }
             return .success(changeset)
           }
           if let end = state.end { return end.map { .failure($0) } ?? .success(nil) }

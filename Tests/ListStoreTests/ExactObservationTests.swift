@@ -517,7 +517,7 @@ import Testing
     let reader = SQLiteDatabase(try Connection(path: path, mode: .readOnly, busyTimeout: .zero))
     let engine = SQLiteEngine(path: path)
     let context = StagingContext(
-      lastSeq: 1, fellBehind: false, db: reader,
+      lastSeq: 1, fellBehind: false, db: reader, inWrite: false,
       userError: { engine.userError($0, busyTimeout: .zero) })
     observer.stage(entries: [entry][...], context: context)()
     observer.deliver()

@@ -283,6 +283,72 @@ import Testing
     #expect(recorder.changesets.map(\.insertedItems.count) == [1])
   }
 
+  /// The first observation of a repository begins while a write that found no change
+  /// feed is about to commit: the write brings it its change (it once left it to the file
+  /// watch, or to nobody without one).
+  @Test func aFirstObservationDuringAWriteWithoutAFeedGetsIt() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let repository = try Self.quietRepository(folder.file("db.sqlite"))
+    let list = try Self.makeList(repository, "cities", items: 2)
+    let paused = Signal()
+    let resume = Signal()
+    let armed = Atomic<Bool>(true)
+    repository.installHooks(
+      Repository.Hooks(beforeCommitWithoutFeed: {
+        guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        paused.signal()
+        try? resume.wait()
+      }))
+    let writer = BackgroundThread { try list.appendItem(RawJSON(#""Rome""#), toSection: 0) }
+    try paused.wait()
+    let recorder = try Self.record(list)
+    #expect(recorder.array.sections[0].items.count == 2)
+    resume.signal()
+    _ = try writer.join()
+    #expect(recorder.array.sections[0].items.map(\.text).last == #""Rome""#)
+  }
+
+  /// Observers of a large list and of a small one: another client's transaction of many
+  /// items to the small one makes its observer reload it, and leaves the large one's
+  /// alone (both once reloaded, reading the large list for nothing).
+  @Test func aHugeTransactionReloadsOnlyTheListItConcerns() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let repository = try Self.quietRepository(folder.file("db.sqlite"))
+    let large = try Self.makeList(repository, "large", items: 20_000)
+    let small = try Self.makeList(repository, "small", items: 10)
+    let largeRecorder = try Self.record(large)
+    let smallRecorder = try Self.record(small)
+    let other = try Repository(path: repository.path)
+    try other.list("small", metadata: RawJSON.self, item: RawJSON.self)
+      .appendItems((0..<30_000).map { RawJSON("\($0)") }, toSection: 0)
+    repository.synchronizeObservers()
+    // More entries than both lists hold: the log's 30,000 entries and the small list's
+    // 30,011 rows are read (about 60,000), not the large list's 20,001 too (74,000).
+    #expect(repository.lastFeedRefreshRowsRead < 67_000, "\(repository.lastFeedRefreshRowsRead)")
+    Self.expectExact(smallRecorder, try ListContents.read(list: "small", path: repository.path))
+    #expect(smallRecorder.array.sections[0].items.count == 30_010)
+    #expect(largeRecorder.changesets.isEmpty)
+  }
+
+  /// A log entry a client wrote with the largest seq there is ends nothing with a trap:
+  /// observers refresh, and writes go on or fail with an error.
+  @Test func aLogEntryAtTheLargestSeqTrapsNothing() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let repository = try Repository(path: folder.file("db.sqlite"))
+    let list = try Self.makeList(repository, "cities", items: 2)
+    let recorder = try Self.record(list)
+    try Connection(path: repository.path).execute(
+      "INSERT INTO changes(seq, kind, op, row_id) VALUES (9223372036854775807, 2, 1, 1)")
+    repository.synchronizeObservers()
+    repository.synchronizeObservers()
+    _ = try? list.appendItem(RawJSON(#""after""#), toSection: 0)
+    repository.synchronizeObservers()
+    #expect(recorder.error == nil)
+  }
+
   /// Observing inside a write transaction records where this process reads once the
   /// transaction ended (the record's write once waited for the transaction's own lock,
   /// and was silently given up).
