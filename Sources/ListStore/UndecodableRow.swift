@@ -65,7 +65,7 @@ public struct UndecodableRow: Sendable, Hashable, CustomStringConvertible {
 ///
 /// The default, ``fail``, ends the observation with
 /// ``ListStoreError/undecodable(_:)`` naming the row, so that the program learns of it
-/// (a `watch` exits with that message; ``StoredList/changesets(undecodable:)`` throws
+/// (a `watch` exits with that message; ``StoredList/changesets(undecodable:bufferingLimit:)`` throws
 /// it). ``substitute(item:metadata:)`` shows a stand-in value instead and goes on: the
 /// row keeps its place and id, and when it is later rewritten with a value that
 /// decodes, the observer emits that value as an update.
