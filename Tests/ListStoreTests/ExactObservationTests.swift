@@ -356,12 +356,12 @@ import Testing
   // MARK: 7. Keys compare as bytes
 
   @Test func keysThatSwiftCallsEqualButDifferInBytesAreDifferentKeys() {
-    var list = ItemList<ListMirror.Slot>()
-    list.append(ListMirror.Slot(key: "e\u{301}", hash: 0), id: 7)
+    var list = ItemList<PositionMirror.Slot>()
+    list.append(PositionMirror.Slot(key: "e\u{301}", hash: 0), id: 7)
     #expect("e\u{301}" == "\u{e9}")  // Canonically equivalent for Swift…
-    #expect(ListMirror.index(of: 7, key: "\u{e9}", in: list) == nil)  // …not for SQLite.
-    #expect(ListMirror.index(of: 7, key: "e\u{301}", in: list) == 0)
-    #expect(!ListMirror.sameKey("e\u{301}", "\u{e9}"))
+    #expect(PositionMirror.index(of: 7, key: "\u{e9}", in: list) == nil)  // …not for SQLite.
+    #expect(PositionMirror.index(of: 7, key: "e\u{301}", in: list) == 0)
+    #expect(!PositionMirror.sameKey("e\u{301}", "\u{e9}"))
   }
 
   @Test func theMirrorsKeyOrderIsSQLitesByteOrder() {
@@ -378,7 +378,7 @@ import Testing
     for lhs in keys {
       for rhs in keys.prefix(60) {
         #expect(
-          ListMirror.precedes(lhs, rhs)
+          PositionMirror.precedes(lhs, rhs)
             == Array(lhs.utf8).lexicographicallyPrecedes(Array(rhs.utf8)),
           "\(Array(lhs.utf8)) vs \(Array(rhs.utf8))")
       }
@@ -503,11 +503,11 @@ import Testing
     try locker.execute("UPDATE items SET value = '\"Lutetia\"' WHERE id = 1; BEGIN EXCLUSIVE")
 
     // One observer staged by hand: the read fails, so it reads again later and goes on.
-    let (sections, mirror) = try ListObserver<RawJSON, RawJSON>.load(
+    let (sections, mirror) = try StoredListObserver<RawJSON, RawJSON>.load(
       listID: list.id, db: SQLiteDatabase(Connection(path: repository.path, mode: .readOnly)))
     let handArray = MutableObservable2DArray(sections)
     let handRecorder = ArrayRecorder(handArray, describe: { $0.text }, header: { $0.text })
-    let observer = ListObserver<RawJSON, RawJSON>(
+    let observer = StoredListObserver<RawJSON, RawJSON>(
       listID: list.id, name: "cities", seq: 0, mirror: mirror, array: handArray, policy: .fail)
     // A section inserted into the list: its items must be read from the database.
     let entry = ChangeLogEntry(

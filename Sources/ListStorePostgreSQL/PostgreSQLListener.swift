@@ -1,0 +1,106 @@
+import Dispatch
+import Foundation
+import ListStore
+import PostgreSQLKit
+import ReactiveCore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Listens for `NOTIFY liststore` on a connection of its own, on a thread of its own:
+/// `LISTEN` first, then a catch-up read (the feed reads the log from where it is),
+/// then every notification. A broken connection is reported, then connected again
+/// with a growing delay, and caught up again.
+final class Listener: ChangeWatch, @unchecked Sendable {
+  // `@unchecked Sendable`: `stopped` and `interrupter` are thread-safe; everything
+  // else is touched only by the listening thread.
+  private let engine: PostgreSQLEngine
+  private let onChange: @Sendable (any DatabaseConnection) -> Void
+  private let status: @Sendable (FeedConnectionStatus) -> Void
+  private let interrupter: PGWaitInterrupter
+  private let stopped = Atomic<Bool>(false)
+  private let finished = DispatchSemaphore(value: 0)
+  /// The listening thread's `pthread_self()`, once it runs: a callback that cancels this
+  /// listener must not wait for itself (every listener's thread has the same name).
+  private let thread = Atomic<UInt>(0)
+  /// The longest wait for a notification before the connection is checked.
+  static let idleCheck: Duration = .seconds(5)
+  static let reconnectDelays: (first: Duration, longest: Duration) = (
+    .milliseconds(50), .seconds(2)
+  )
+
+  init(
+    engine: PostgreSQLEngine, onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    status: @escaping @Sendable (FeedConnectionStatus) -> Void
+  ) throws {
+    self.engine = engine
+    self.onChange = onChange
+    self.status = status
+    interrupter = try PGWaitInterrupter()
+    let thread = Thread { [self] in run() }
+    thread.name = "liststore.listener"
+    thread.start()
+  }
+
+  func cancel() {
+    guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    interrupter.interrupt()
+    finishedEarly.signal()
+    if !runsOnItsThread { finished.wait() }
+  }
+
+  /// Whether the caller runs on this listener's thread (in one of its callbacks).
+  var runsOnItsThread: Bool { thread.load(ordering: .acquiring) == Self.currentThread }
+
+  /// An id of the calling thread.
+  private static var currentThread: UInt { UInt(pthread_self()) }
+
+  private func run() {
+    thread.store(Self.currentThread, ordering: .releasing)
+    defer { finished.signal() }
+    var delay = Self.reconnectDelays.first
+    var lost = false
+    while !stopped.load(ordering: .acquiring) {
+      do {
+        let connection = try PGConnection(engine.connectionString)
+        // Named, so that an administrator can tell it among the sessions.
+        try connection.execute("SET application_name = 'liststore listener'")
+        try connection.listen("liststore")
+        let probe = PostgreSQLDatabase(connection)
+        if lost {
+          lost = false
+          status(.connected)
+        }
+        delay = Self.reconnectDelays.first
+        // Whatever was committed before LISTEN took effect is in the log.
+        onChange(probe)
+        while !stopped.load(ordering: .acquiring) {
+          let notifications = try connection.waitForNotifications(
+            timeout: Self.idleCheck, interrupter: interrupter)
+          if notifications.isEmpty {
+            try connection.ping()
+          } else {
+            onChange(probe)
+          }
+        }
+        connection.close()
+      } catch {
+        guard !stopped.load(ordering: .acquiring) else { return }
+        if !lost {
+          lost = true
+          status(.disconnected("lost the connection to the server for \(engine.location)"))
+        }
+        // Wait before trying again; `cancel` cuts the wait short.
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        _ = finishedEarly.wait(timeout: .now() + .nanoseconds(nanoseconds))
+        delay = min(delay * 2, Self.reconnectDelays.longest)
+      }
+    }
+  }
+
+  /// Signalled only by `cancel`: waiting on it is a sleep that cancelling cuts short.
+  private let finishedEarly = DispatchSemaphore(value: 0)
+}
