@@ -37,24 +37,9 @@ extension PGConnection {
       return try savepoint(body)
     }
     try execute("BEGIN ISOLATION LEVEL " + (isolation ?? .readCommitted).rawValue)
-    transactionDepth += 1
-    // `reset()` inside the body sets the depth to 0: never go below it.
-    defer { transactionDepth = max(0, transactionDepth - 1) }
-    let result: Result
-    do {
-      result = try body()
-      if isTransactionAborted {
-        throw PGError(
-          kind: .transactionAborted,
-          message: "a statement of the transaction failed and its error was caught; "
-            + "the transaction was rolled back")
-      }
-      try execute("COMMIT")
-    } catch {
-      rollbackIgnoringErrors()
-      throw error
-    }
-    return result
+    return try nested(
+      body, what: "the transaction", undone: "the transaction was rolled back",
+      end: { try self.execute("COMMIT") }, undo: { self.rollbackIgnoringErrors() })
   }
 
   /// Runs `body` inside a savepoint of the open transaction: released when `body`
@@ -67,28 +52,40 @@ extension PGConnection {
     try checkOpen()
     let name = "liststore_\(transactionDepth)"
     try execute("SAVEPOINT " + name)
+    return try nested(
+      body, what: "the savepoint", undone: "the savepoint was rolled back",
+      end: { try self.execute("RELEASE SAVEPOINT " + name) },
+      undo: {
+        // Undo the inner work, then drop the savepoint; the outer transaction goes on.
+        guard self.isConnected else { return }
+        try? self.execute("ROLLBACK TO SAVEPOINT " + name)
+        try? self.execute("RELEASE SAVEPOINT " + name)
+      })
+  }
+
+  /// Runs `body` one level deeper in the transaction just begun (by `BEGIN` or `SAVEPOINT`):
+  /// ended by `end` when `body` returns and nothing failed, undone by `undo` when `body` (or
+  /// `end`) throws, or when a statement failed inside it and its error was caught.
+  private func nested<Result>(
+    _ body: () throws -> Result, what: String, undone: String, end: () throws -> Void,
+    undo: () -> Void
+  ) throws -> Result {
     transactionDepth += 1
     // `reset()` inside the body sets the depth to 0: never go below it.
     defer { transactionDepth = max(0, transactionDepth - 1) }
-    let result: Result
     do {
-      result = try body()
+      let result = try body()
       if isTransactionAborted {
         throw PGError(
           kind: .transactionAborted,
-          message: "a statement inside the savepoint failed and its error was caught; "
-            + "the savepoint was rolled back")
+          message: "a statement inside \(what) failed and its error was caught; \(undone)")
       }
-      try execute("RELEASE SAVEPOINT " + name)
+      try end()
+      return result
     } catch {
-      // Undo the inner work, then drop the savepoint; the outer transaction goes on.
-      if isConnected {
-        try? execute("ROLLBACK TO SAVEPOINT " + name)
-        try? execute("RELEASE SAVEPOINT " + name)
-      }
+      undo()
       throw error
     }
-    return result
   }
 
   private func rollbackIgnoringErrors() {
