@@ -110,7 +110,7 @@ let package = Package(
       name: "TestSupport",
       dependencies: [
         "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
-        "Observable2D",
+        "Observable2D", "ListStoreTesting",
       ],
       path: "Tests/TestSupport"
     ),

@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTesting
 public import PostgreSQLKit
 import ReactiveCore
 import Synchronization
@@ -271,7 +272,7 @@ public final class TestPostgresServer: Sendable {
   public static func start(_ options: Options = Options()) throws(Failure) -> TestPostgresServer {
     let binaries = try discoveredBinaries.get()
     let pristine = try pristineCluster(binaries)
-    let folder = try makeFolder(owner: binaries.owner)
+    let folder = try makeFolder(binaries)
     do {
       return try TestPostgresServer(
         options: options, folder: folder, binaries: binaries, pristine: pristine)
@@ -295,12 +296,18 @@ public final class TestPostgresServer: Sendable {
     return "/dev/shm"
   }()
 
-  /// A new folder `lspg.XXXXXX` in ``parentFolder``, owned by the server's user.
-  private static func makeFolder(owner: (uid: uid_t, gid: gid_t)?) throws(Failure) -> String {
-    var template = Array((parentFolder + "/lspg.XXXXXX").utf8CString)
-    let folder = template.withUnsafeMutableBufferPointer { buffer -> String? in
-      guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-      return String(cString: base)
+  /// A new folder `lspg-PID-XXXXXX` in ``parentFolder``, owned by the server's user. The
+  /// first one of this process first stops the servers and removes the folders that killed
+  /// test processes left behind.
+  private static func makeFolder(_ binaries: Binaries) throws(Failure) -> String {
+    let owner = binaries.owner
+    let folder = OwnedFolder.make(prefix: "lspg", in: parentFolder) { leftover in
+      guard FileManager.default.fileExists(atPath: leftover + "/data/postmaster.pid") else {
+        return
+      }
+      _ = try? Subprocess.run(
+        binaries.command("pg_ctl", ["-w", "-D", leftover + "/data", "-m", "immediate", "stop"]),
+        log: "/dev/null")
     }
     guard let folder else {
       throw Failure("cannot create a folder in \(parentFolder): errno \(errno)")
@@ -322,7 +329,7 @@ public final class TestPostgresServer: Sendable {
     try pristine.withLock { (made: inout Result<Pristine, Failure>?) throws(Failure) in
       if let made { return try made.get() }
       let result = Result { () throws(Failure) in
-        let folder = try makeFolder(owner: binaries.owner)
+        let folder = try makeFolder(binaries)
         running.withLock { $0[folder] = [] }
         let clock = ContinuousClock()
         let started = clock.now

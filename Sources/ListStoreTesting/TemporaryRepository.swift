@@ -200,13 +200,10 @@ struct SQLiteTemplate: Sendable {
 private let templateFolder = Locked<String?>(nil)
 
 /// A new, empty folder under the system's temporary folder (`$TMPDIR`).
+/// Named after this process: what a killed test process leaves is removed by the next.
 func makeTemporaryFolder(prefix: String) throws(ListStoreError) -> String {
   let base = NSTemporaryDirectory()
-  var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
-  let made = template.withUnsafeMutableBufferPointer { buffer -> String? in
-    guard let start = buffer.baseAddress, mkdtemp(start) != nil else { return nil }
-    return String(cString: start)
-  }
+  let made = OwnedFolder.make(prefix: prefix, in: base)
   guard let made else {
     throw .cannotCreateFolder(path: base, reason: String(cString: strerror(errno)))
   }

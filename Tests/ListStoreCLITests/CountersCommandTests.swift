@@ -1,6 +1,7 @@
 import Counters
 import Foundation
 import ListStore
+import PostgresTestSupport
 import TestSupport
 import Testing
 
@@ -359,7 +360,8 @@ final class Tmux {
 
   /// Polls the pane until `condition` holds, for up to `seconds`.
   func waitFor(
-    seconds: Double = 20, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+    seconds: Double = TestLimits.eventSeconds, _ what: String,
+    sourceLocation: SourceLocation = #_sourceLocation,
     _ condition: ([String]) -> Bool
   ) throws {
     let deadline = Date().addingTimeInterval(seconds)

@@ -51,6 +51,9 @@ struct ProgressTests {
     defer { folder.remove() }
     try makeFiles()
     let tmux = try Tmux(tmux: tmuxPath ?? "tmux", directory: folder.path)
+    // Wide enough for the whole line, whatever the length of the temporary folder's path
+    // (the line is cut to the terminal's width).
+    try tmux.resize(columns: 220, rows: 24)
     let commands: [(String, String)] = [
       ("import copy big.json", "importing \"copy\": "),
       ("export big > out.json", "exporting \"big\": "),

@@ -18,8 +18,8 @@ import Testing
       case reload
     }
     var result: Result
-    var sections: ItemList<ListMirror.Slot>
-    var items: [Int64: ItemList<ListMirror.Slot>]
+    var sections: ItemList<PositionMirror.Slot>
+    var items: [Int64: ItemList<PositionMirror.Slot>]
 
     /// Which kind of outcome this is, for counting.
     var kind: String {
@@ -36,7 +36,7 @@ import Testing
     }
   }
 
-  /// The ways into ListChanges that must agree.
+  /// The ways into ChangesetBuilder that must agree.
   enum Path {
     /// The single write's path, for one item entry.
     case single
@@ -47,11 +47,11 @@ import Testing
   }
 
   static func run(
-    _ entries: [ChangeLogEntry], on original: ListMirror, db: SQLiteDatabase, path: Path
+    _ entries: [ChangeLogEntry], on original: PositionMirror, db: SQLiteDatabase, path: Path
   ) throws -> Outcome {
-    let changes = ListChanges(listID: 1, db: db)
+    let changes = ChangesetBuilder(listID: 1, db: db)
     var mirror = original
-    var journal = ListMirror.Journal()
+    var journal = PositionMirror.Journal()
     let result: Outcome.Result
     do {
       let update: ListUpdate?
@@ -61,7 +61,7 @@ import Testing
       case .general:
         update = try changes.update(mirror: &mirror, journal: &journal, entries: entries)
       case .chosen:
-        update = try ListChanges.update(
+        update = try ChangesetBuilder.update(
           listID: 1, db: db, mirror: &mirror, journal: &journal, entries: entries[...])
       }
       switch update {
@@ -83,17 +83,17 @@ import Testing
   /// entry, plausible or not, and the store's items table holding some of the mirror's
   /// rows.
   static func randomCase(_ random: inout SeededGenerator, connection: Connection) throws -> (
-    mirror: ListMirror, entry: ChangeLogEntry
+    mirror: PositionMirror, entry: ChangeLogEntry
   ) {
-    var mirror = ListMirror()
+    var mirror = PositionMirror()
     var items: [(section: Int64, id: Int64, key: String)] = []
     for section in Int64(1)...3 {
       mirror.sections.append(.init(key: "a\(section)", hash: Int(section)), id: section)
-      var list = ItemList<ListMirror.Slot>()
+      var list = ItemList<PositionMirror.Slot>()
       let keys = (0..<Int(random.next() % 5)).map { _ in 10 + Int(random.next() % 80) }
       for key in Set(keys).sorted() {
         let id = section * 100 + Int64(key)
-        list.append(.init(key: "k\(key)", hash: ListMirror.hash("\"v\(key)\"")), id: id)
+        list.append(.init(key: "k\(key)", hash: PositionMirror.hash("\"v\(key)\"")), id: id)
         items.append((section, id, "k\(key)"))
       }
       mirror.items[section] = list

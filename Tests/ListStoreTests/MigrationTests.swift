@@ -13,8 +13,8 @@ import Testing
     let path = folder.file("a/b/c/lists.sqlite")
     _ = try Repository(path: path)
     let db = try Connection(path: path, mode: .readOnly)
-    #expect(try db.scalarInt64("PRAGMA user_version") == Int64(Migrator.latestVersion))
-    #expect(try db.scalarInt64("PRAGMA application_id") == Migrator.applicationID)
+    #expect(try db.scalarInt64("PRAGMA user_version") == Int64(SQLiteMigrator.latestVersion))
+    #expect(try db.scalarInt64("PRAGMA application_id") == SQLiteMigrator.applicationID)
     #expect(try db.scalarText("PRAGMA journal_mode") == "wal")
     let tables = try Set(
       ["lists", "sections", "items"].filter { name in
@@ -25,7 +25,7 @@ import Testing
   }
 
   @Test func embeddedMigrationsAreNumberedFromOneWithoutGaps() {
-    #expect(Migrator.migrations.map(\.version) == Array(1...Migrator.latestVersion))
+    #expect(SQLiteMigrator.migrations.map(\.version) == Array(1...SQLiteMigrator.latestVersion))
     #expect(Migration.embedded.allSatisfy { $0.fileName.hasSuffix(".sql") && !$0.sql.isEmpty })
   }
 
@@ -56,12 +56,13 @@ import Testing
     let path = folder.file("newer.sqlite")
     _ = try Repository(path: path)
     let db = try Connection(path: path)
-    try db.execute("PRAGMA user_version = \(Migrator.latestVersion + 1)")
+    try db.execute("PRAGMA user_version = \(SQLiteMigrator.latestVersion + 1)")
     db.close()
     let before = try #require(fileBytes(path))
     #expect(
       throws: ListStoreError.schemaTooNew(
-        path: path, version: Migrator.latestVersion + 1, supported: Migrator.latestVersion)
+        path: path, version: SQLiteMigrator.latestVersion + 1,
+        supported: SQLiteMigrator.latestVersion)
     ) { try Repository(path: path) }
     #expect(fileBytes(path) == before)
   }
@@ -139,13 +140,13 @@ import Testing
   func makeVersionTwo(_ path: String) throws {
     let db = try Connection(path: path)
     defer { db.close() }
-    for migration in Migrator.migrations where migration.version <= 2 {
+    for migration in SQLiteMigrator.migrations where migration.version <= 2 {
       try db.execute(migration.sql)
     }
     try db.execute(
       """
       PRAGMA user_version = 2;
-      PRAGMA application_id = \(Migrator.applicationID);
+      PRAGMA application_id = \(SQLiteMigrator.applicationID);
       INSERT INTO lists(id, name) VALUES (0, 'zero'), (4, 'four');
       INSERT INTO sections(id, list_id, position, metadata) VALUES
         (0, 0, 'a0', '"S0"'), (-2, 0, 'a1', '"S-2"'), (7, 4, 'a0', '"S7"');
@@ -167,7 +168,7 @@ import Testing
 
     let repository = try Repository(path: path)
     let db = try Connection(path: path, mode: .readOnly)
-    #expect(try db.scalarInt64("PRAGMA user_version") == Int64(Migrator.latestVersion))
+    #expect(try db.scalarInt64("PRAGMA user_version") == Int64(SQLiteMigrator.latestVersion))
     let problems = try repository.check()
     #expect(problems.isEmpty, "\(problems)")
     // Positive ids keep their rows; the log is kept (and grew by the repaired keys).

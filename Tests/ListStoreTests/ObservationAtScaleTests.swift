@@ -126,7 +126,7 @@ import Testing
       try Self.makeList(setup, "small", items: 3)
     }
     // Every other session ended (and flushed its statistics): count from zero.
-    #expect(try pollUntil(timeout: 60) { try otherSessions() == 0 })
+    #expect(try pollUntil(timeout: 3 * TestLimits.eventSeconds) { try otherSessions() == 0 })
     try admin.execute("SELECT pg_stat_reset()")
     do {
       let repository = try Repository.open(database.location(applicationName: "observer"))
@@ -139,7 +139,7 @@ import Testing
       #expect(recorder.changesets.count == 3)
       #expect(recorder.array.sections[0].items.count == 6)
     }
-    #expect(try pollUntil(timeout: 60) { try otherSessions() == 0 })
+    #expect(try pollUntil(timeout: 3 * TestLimits.eventSeconds) { try otherSessions() == 0 })
     let scans = try admin.query(
       """
       SELECT relname, seq_scan, seq_tup_read FROM pg_stat_user_tables

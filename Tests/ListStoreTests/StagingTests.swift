@@ -86,17 +86,17 @@ import Testing
   @Test func undoingAJournalRestoresTheMirror() {
     var random = SeededGenerator(seed: 0x3A11_0C)
     for iteration in 0..<500 {
-      var mirror = ListMirror()
+      var mirror = PositionMirror()
       for section in 1...Int64(4) {
         mirror.sections.append(.init(key: "a\(section)", hash: Int(section)), id: section)
-        var items = ItemList<ListMirror.Slot>()
+        var items = ItemList<PositionMirror.Slot>()
         for item in 0..<Int64(random.next() % 6) {
           items.append(.init(key: "a\(item)", hash: Int(item)), id: section * 100 + item)
         }
         mirror.items[section] = items
       }
       let original = mirror
-      var journal = ListMirror.Journal()
+      var journal = PositionMirror.Journal()
       var nextID: Int64 = 1_000
       for _ in 0..<Int(random.next() % 8) {
         let sectionIDs = Array(mirror.sections.ids)

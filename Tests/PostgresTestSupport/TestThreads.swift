@@ -30,11 +30,11 @@ public final class BackgroundThread<Value: Sendable>: Sendable {
   /// Whether the work has finished.
   public var isFinished: Bool { result.withLock { $0 != nil } }
 
-  /// Waits for the work to finish (a minute at most, so that a bug fails rather than
+  /// Waits for the work to finish (``TestLimits/threadSeconds`` at most, so that a bug fails rather than
   /// hangs the run) and returns its value or rethrows its error.
   public func join() throws -> Value {
-    guard finished.wait(timeout: .now() + 60) == .success else {
-      throw TestFailure("the background thread did not finish within a minute")
+    guard finished.wait(timeout: .now() + TestLimits.threadSeconds) == .success else {
+      throw TestFailure("the background thread did not finish in time")
     }
     finished.signal()  // Later joins return at once.
     guard let outcome = result.withLock({ $0 }) else {
@@ -54,10 +54,11 @@ public final class Signal: Sendable {
   /// Lets one ``wait()`` return.
   public func signal() { semaphore.signal() }
 
-  /// Waits for ``signal()`` (a minute at most, so that a bug fails rather than hangs).
+  /// Waits for ``signal()`` (``TestLimits/threadSeconds`` at most, so that a bug fails rather
+  /// than hangs).
   public func wait() throws {
-    guard semaphore.wait(timeout: .now() + 60) == .success else {
-      throw TestFailure("no signal within a minute")
+    guard semaphore.wait(timeout: .now() + TestLimits.threadSeconds) == .success else {
+      throw TestFailure("no signal in time")
     }
   }
 }
@@ -69,7 +70,7 @@ public final class Signal: Sendable {
 /// - Returns: Whether it held.
 @discardableResult
 public func pollUntil(
-  timeout: TimeInterval = 20, every interval: TimeInterval = 0.005,
+  timeout: TimeInterval = TestLimits.eventSeconds, every interval: TimeInterval = 0.005,
   until condition: () throws -> Bool
 ) rethrows -> Bool {
   let deadline = Date().addingTimeInterval(timeout)

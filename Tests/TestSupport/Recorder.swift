@@ -1,5 +1,6 @@
 import Foundation
 import Observable2D
+import PostgresTestSupport
 import ReactiveCore
 
 /// Records every event of an observable 2D array and checks each one as a table view
@@ -126,7 +127,9 @@ public final class ArrayRecorder<Metadata: Equatable, Item: Equatable>: @uncheck
   /// would otherwise hang, never the way it synchronizes.
   /// - Returns: Whether the condition held.
   @discardableResult
-  public func wait(timeout: TimeInterval = 20, until condition: (ArrayRecorder) -> Bool) -> Bool {
+  public func wait(
+    timeout: TimeInterval = TestLimits.eventSeconds, until condition: (ArrayRecorder) -> Bool
+  ) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     while true {
       // The condition reads the recorder through its locking accessors, so it runs

@@ -1,19 +1,18 @@
 import Foundation
+import ListStoreTesting
+import PostgresTestSupport
 
-/// A fresh folder under the system's temporary directory, removed by `remove()`.
+/// A fresh folder under the system's temporary directory, removed by `remove()`; named
+/// after this process, so that the next test process removes what a killed one left.
 public struct TemporaryDirectory: Sendable {
   /// The folder's absolute path.
   public let path: String
 
   /// Creates a new, empty folder.
   public init() {
-    let template = NSTemporaryDirectory() + "liststore-tests-XXXXXX"
-    var bytes = Array(template.utf8CString)
-    let made = bytes.withUnsafeMutableBufferPointer { buffer -> String? in
-      guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return nil }
-      return String(cString: base)
-    }
-    path = made ?? template.replacingOccurrences(of: "XXXXXX", with: UUID().uuidString)
+    let parent = NSTemporaryDirectory()
+    let made = OwnedFolder.make(prefix: "liststore-tests", in: parent)
+    path = made ?? parent + "/liststore-tests-\(getpid())-" + UUID().uuidString
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
   }
 
@@ -159,9 +158,8 @@ public func testSeed(_ fallback: UInt64) -> UInt64 {
   ProcessInfo.processInfo.environment["LISTSTORE_SEED"].flatMap { UInt64($0) } ?? fallback
 }
 
-/// A count scaled by `LISTSTORE_TEST_SCALE` (default 1) for heavier runs.
+/// A count scaled by `TestLimits.scale` (`LISTSTORE_TEST_SCALE`, 1 by default), for heavier
+/// runs.
 public func scaled(_ count: Int) -> Int {
-  let scale =
-    ProcessInfo.processInfo.environment["LISTSTORE_TEST_SCALE"].flatMap { Double($0) } ?? 1
-  return max(1, Int(Double(count) * scale))
+  max(1, Int(Double(count) * TestLimits.scale))
 }

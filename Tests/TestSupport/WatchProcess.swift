@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -97,7 +98,8 @@ public final class WatchProcess: @unchecked Sendable {
   /// - Returns: Whether it held.
   @discardableResult
   public func wait(
-    timeout: TimeInterval = 20, until condition: (_ lines: [String], _ errors: [String]) -> Bool
+    timeout: TimeInterval = TestLimits.eventSeconds,
+    until condition: (_ lines: [String], _ errors: [String]) -> Bool
   ) -> Bool {
     let deadline = Date().addingTimeInterval(timeout)
     lock.lock()
@@ -113,7 +115,9 @@ public final class WatchProcess: @unchecked Sendable {
   /// Waits until standard output replayed (``replayWatch(_:)``) equals `expected`.
   /// - Returns: Whether it did.
   @discardableResult
-  public func waitForReplay(equal expected: NSDictionary?, timeout: TimeInterval = 20) -> Bool {
+  public func waitForReplay(
+    equal expected: NSDictionary?, timeout: TimeInterval = TestLimits.eventSeconds
+  ) -> Bool {
     wait(timeout: timeout) { lines, _ in
       let text = lines.map { $0 + "\n" }.joined()
       return (try? replayWatch(text)) == expected
@@ -124,13 +128,13 @@ public final class WatchProcess: @unchecked Sendable {
   public func stop() {
     if process.isRunning { kill(process.processIdentifier, SIGTERM) }
     process.waitUntilExit()
-    wait(timeout: 10) { _, _ in false }
+    wait(timeout: TestLimits.exitSeconds) { _, _ in false }
   }
 
   /// Waits for the process to end by itself and for the last of its output.
   public func waitForExit() {
     process.waitUntilExit()
-    wait(timeout: 10) { _, _ in false }
+    wait(timeout: TestLimits.exitSeconds) { _, _ in false }
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresTestSupport
 import SQLiteKit
 import Synchronization
 import TestSupport
@@ -377,7 +378,7 @@ import Testing
       runner.close()
       return (runner.totals, ["cannot start watch: \(error)"])
     }
-    if !watch.wait(timeout: 60, until: { _ in true }) {
+    if !watch.wait(timeout: 3 * TestLimits.eventSeconds, until: { _ in true }) {
       problems.append("watch printed no snapshot")
     }
 
@@ -441,7 +442,8 @@ import Testing
       }
       let expected = ComparableSections.of(contents)
       if !watch.wait(
-        timeout: 60, until: { ComparableSections.of(watch: $0).isEqual(expected) })
+        timeout: 3 * TestLimits.eventSeconds,
+        until: { ComparableSections.of(watch: $0).isEqual(expected) })
       {
         let state = watch.state
         problems.append(
