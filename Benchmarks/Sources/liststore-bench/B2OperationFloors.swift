@@ -1,7 +1,7 @@
 import CSQLiteBench
 
 /// B2's floors per operation: for each of B2's operations, the statements ListStore runs
-/// for it (see `ListRows` in the library), prepared once and committed through the C API
+/// for it (see `RowStore` in the library), prepared once and committed through the C API
 /// on the floor's connection, with foreign keys on as on ListStore's connections: what
 /// the operation costs the database alone, observing nothing. ListStore's time over them is
 /// what it adds around the same statements (encoding, the statement cache, the log read,
