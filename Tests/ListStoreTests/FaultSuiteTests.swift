@@ -158,8 +158,8 @@ import Testing
     let lists = try ["a", "b"].map { try Self.makeList(repository, $0, items: 5) }
     let other = try database.openRepository()
     let counter = CallbackCounter()
-    let kept = Mutex<[(list: String, array: Observable2DArray<RawJSON, RawJSON>)]>([])
-    let bag = Mutex<[any Disposable]>([])
+    let kept = Locked<[(list: String, array: Observable2DArray<RawJSON, RawJSON>)]>([])
+    let bag = Locked<[any Disposable]>([])
     let mine = BackgroundThread { try Self.scramble(lists[0], count: 100, seed: 5) }
     let theirs = BackgroundThread {
       try Self.scramble(

@@ -435,9 +435,9 @@ import Testing
     let second = folder.file("second.sqlite")
     _ = try Repository(path: first)
     _ = try Repository(path: second)
-    let observed = Mutex<[String: Bool]>([:])
+    let observed = Locked<[String: Bool]>([:])
     let seen = Signal()
-    let watchers = Mutex<(DatabaseWatcher?, DatabaseWatcher?)>((nil, nil))
+    let watchers = Locked<(DatabaseWatcher?, DatabaseWatcher?)>((nil, nil))
     let secondWatcher = DatabaseWatcher(path: second, fallbackInterval: .seconds(3600)) {
       let own = watchers.withLock { $0.1?.runsOnItsQueue }
       observed.withLock { $0["second in its own"] = own }

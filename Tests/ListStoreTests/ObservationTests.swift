@@ -288,7 +288,7 @@ import Testing
     let repository = try database.openRepository()
     let list = try makeList(repository)
     let bag = DisposeBag()
-    let received = Mutex<[Int]>([])
+    let received = Locked<[Int]>([])
     try list.observe().observeNext { event in
       received.withLock { $0.append(event.changeset.entryCount) }
     }

@@ -23,7 +23,7 @@ struct ConcurrencyTests {
   @Test func concurrentSendersLoseNoEventAndNeverOverlapObservers() async {
     let subject = PublishSubject<Int>()
     let tally = Tally()
-    let sums = Mutex(0)
+    let sums = Locked(0)
     let subscription = subject.map { $0 * 2 }.subscribe(onNext: { value in
       tally.record()
       sums.withLock { $0 += value }
@@ -48,7 +48,7 @@ struct ConcurrencyTests {
 
   @Test func eachSendersEventsArriveInTheOrderItSentThem() async {
     let subject = PublishSubject<(sender: Int, value: Int)>()
-    let lastBySender = Mutex([Int](repeating: -1, count: 4))
+    let lastBySender = Locked([Int](repeating: -1, count: 4))
     let outOfOrder = Atomic(0)
     let subscription = subject.subscribe(onNext: { event in
       lastBySender.withLock { last in
@@ -144,7 +144,7 @@ struct ConcurrencyTests {
     let queue = DispatchQueue(label: "observe-on", attributes: .concurrent)
     let key = DispatchSpecificKey<Int>()
     queue.setSpecific(key: key, value: 42)
-    let received = Mutex<[Int]>([])
+    let received = Locked<[Int]>([])
     let onQueue = Atomic(true)
     await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
       _ = Observable.from(0..<1_000).observe(on: queue).subscribe(
@@ -162,7 +162,7 @@ struct ConcurrencyTests {
   @Test func observeOnStopsDeliveringAfterDispose() async {
     let queue = DispatchQueue(label: "observe-on-dispose")
     let subject = PublishSubject<Int>()
-    let received = Mutex<[Int]>([])
+    let received = Locked<[Int]>([])
     let subscription = subject.observe(on: queue).subscribe(onNext: { value in
       received.withLock { $0.append(value) }
     })
