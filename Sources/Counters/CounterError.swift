@@ -8,8 +8,9 @@ public enum CounterError: Error, Sendable, Equatable, CustomStringConvertible {
   case counterNotFound(id: Int64, list: String)
   /// A stored value is not a whole number (someone stored something else in the list).
   case notANumber(id: Int64, json: String, list: String, row: Int?)
-  /// A change would take a counter beyond `Int.min...Int.max`.
-  case overflow(id: Int64)
+  /// A change would take a counter beyond `Int.min...Int.max`; `row` when the caller
+  /// named it by row.
+  case overflow(id: Int64, row: Int?)
   /// The repository failed.
   case store(ListStoreError)
 
@@ -25,13 +26,19 @@ public enum CounterError: Error, Sendable, Equatable, CustomStringConvertible {
     case .counterNotFound(let id, let list):
       "no counter with id \(id) in \(quoted(list))"
     case .notANumber(let id, let json, let list, let row):
-      "counter \(row.map { "\($0) (id \(id))" } ?? "with id \(id)") of \(quoted(list)) holds "
-        + "\(json.prefix(40)), not a whole number; fix it with "
-        + "'liststore item set \(list) 0:\(row.map(String.init) ?? "ROW") 0 --json'"
-    case .overflow(let id):
-      "counter \(id) cannot go beyond \(Int.min)…\(Int.max)"
+      "counter \(Self.name(id: id, row: row)) of \(quoted(list)) holds "
+        + "\(json.prefix(40)), not a whole number; fix it with: "
+        + "liststore item set \(list) \(row.map { "0:\($0)" } ?? "'#\(id)'") 0 --json"
+    case .overflow(let id, let row):
+      "counter \(Self.name(id: id, row: row)) cannot go beyond \(Int.min)…\(Int.max); "
+        + "it is left as it was"
     case .store(let error):
       error.description
     }
+  }
+
+  /// A counter as messages name it: by its zero-based row when known, else by id.
+  private static func name(id: Int64, row: Int?) -> String {
+    row.map { "\($0) (id \(id))" } ?? "with id \(id)"
   }
 }

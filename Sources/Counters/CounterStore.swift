@@ -217,7 +217,7 @@ public struct CounterStore: Sendable {
   ///   - id: The counter's id.
   ///   - amount: What to add; 1 by default.
   /// - Returns: The new value.
-  /// - Throws: ``CounterError/counterNotFound(id:list:)``, ``CounterError/overflow(id:)``,
+  /// - Throws: ``CounterError/counterNotFound(id:list:)``, ``CounterError/overflow(id:row:)``,
   ///   ``CounterError/notANumber(id:json:list:row:)``.
   @discardableResult
   public func increment(id: Int64, by amount: Int = 1) throws(CounterError) -> Int {
@@ -230,7 +230,7 @@ public struct CounterStore: Sendable {
   ///   - id: The counter's id.
   ///   - amount: What to subtract; 1 by default.
   /// - Returns: The new value.
-  /// - Throws: ``CounterError/counterNotFound(id:list:)``, ``CounterError/overflow(id:)``,
+  /// - Throws: ``CounterError/counterNotFound(id:list:)``, ``CounterError/overflow(id:row:)``,
   ///   ``CounterError/notANumber(id:json:list:row:)``.
   @discardableResult
   public func decrement(id: Int64, by amount: Int = 1) throws(CounterError) -> Int {
@@ -249,7 +249,7 @@ public struct CounterStore: Sendable {
           throw .notANumber(id: id, json: json, list: listName, row: nil)
         }
         let (result, overflow) = change(value)
-        guard !overflow else { throw .overflow(id: id) }
+        guard !overflow else { throw .overflow(id: id, row: nil) }
         return (String(result), result)
       }
     } catch let error as CounterError {
@@ -267,10 +267,22 @@ public struct CounterStore: Sendable {
   ///   - row: The counter's zero-based row.
   ///   - amount: What to add; 1 by default.
   /// - Returns: The new value.
-  /// - Throws: ``CounterError/rowOutOfRange(row:count:list:)``, ``CounterError/overflow(id:)``.
+  /// - Throws: ``CounterError/rowOutOfRange(row:count:list:)``, ``CounterError/overflow(id:row:)``.
   @discardableResult
   public func increment(row: Int, by amount: Int = 1) throws(CounterError) -> Int {
-    try increment(id: id(atRow: row), by: amount)
+    try naming(row) { id throws(CounterError) in try increment(id: id, by: amount) }
+  }
+
+  /// Runs `body` with the id of the counter at `row`; an overflow it reports names the row.
+  private func naming<Result>(_ row: Int, _ body: (Int64) throws(CounterError) -> Result)
+    throws(CounterError) -> Result
+  {
+    let id = try id(atRow: row)
+    do {
+      return try body(id)
+    } catch .overflow(let id, _) {
+      throw .overflow(id: id, row: row)
+    }
   }
 
   /// Subtracts `amount` from the counter at `row`.
@@ -279,10 +291,10 @@ public struct CounterStore: Sendable {
   ///   - row: The counter's zero-based row.
   ///   - amount: What to subtract; 1 by default.
   /// - Returns: The new value.
-  /// - Throws: ``CounterError/rowOutOfRange(row:count:list:)``, ``CounterError/overflow(id:)``.
+  /// - Throws: ``CounterError/rowOutOfRange(row:count:list:)``, ``CounterError/overflow(id:row:)``.
   @discardableResult
   public func decrement(row: Int, by amount: Int = 1) throws(CounterError) -> Int {
-    try decrement(id: id(atRow: row), by: amount)
+    try naming(row) { id throws(CounterError) in try decrement(id: id, by: amount) }
   }
 
   /// Deletes the counter with id `id`.

@@ -166,7 +166,7 @@ package enum JSONSyntax {
       if byte == 0x20 { return "space" }
       let end = bytes[index...].dropFirst().firstIndex { $0 & 0xC0 != 0x80 } ?? bytes.count
       return String(validating: bytes[index..<end], as: UTF8.self).map { "'\($0)'" }
-        ?? "a byte that is not UTF-8"
+        ?? "byte 0x\(String(byte, radix: 16, uppercase: true)) (not UTF-8)"
     }
 
     mutating func value(depth: Int) throws(Failure) -> Node {
@@ -198,19 +198,17 @@ package enum JSONSyntax {
 
     mutating func literal(_ word: String) throws(Failure) {
       let start = index
-      for expected in word.utf8 {
-        guard index < bytes.count, bytes[index] == expected else {
-          throw Failure(
-            message: "unexpected \(describeByte()); expected \(word) (strings need double quotes)",
-            offset: start)
-        }
-        index += 1
-      }
-      if index < bytes.count, Self.isLetter(bytes[index]) {
+      // The whole word as written: `nul`, `nulls` or `not` are all a misspelt `null` or an
+      // unquoted string.
+      var end = start
+      while end < bytes.count, Self.isLetter(bytes[end]) { end += 1 }
+      guard bytes[start..<end].elementsEqual(word.utf8) else {
+        let written = String(decoding: bytes[start..<min(end, start + 40)], as: UTF8.self)
         throw Failure(
-          message: "unexpected \(describeByte()) after \(word) (strings need double quotes)",
-          offset: index)
+          message: "unexpected \(quoted(written)); expected a JSON value such as \(word) (strings "
+            + "need double quotes)", offset: start)
       }
+      index = end
     }
 
     static func isLetter(_ byte: UInt8) -> Bool {

@@ -98,12 +98,18 @@ package enum Rendering {
     if sections.isEmpty {
       lines.append("  (no sections; add one with 'liststore section add \(name) HEADER')")
     }
+    // Index paths padded to the longest, so that values line up from row 10 on.
+    let pathWidth =
+      sections.indices.map { "\($0):\(max(0, sections[$0].items.count - 1))".count }.max() ?? 0
     for (index, section) in sections.enumerated() {
       let titles = titles(ofMetadata: section.row.json)
       lines.append("  [\(index)] " + (titles.header.map(visible) ?? "(no header)"))
       if section.items.isEmpty { lines.append("      (no items)") }
       for (row, item) in section.items.enumerated() {
-        lines.append("      \(index):\(row)  " + displayText(ofValue: item.json))
+        let path = "\(index):\(row)"
+        lines.append(
+          "      " + path + String(repeating: " ", count: pathWidth - path.count + 2)
+            + displayText(ofValue: item.json))
       }
       if let footer = titles.footer { lines.append("      -- " + visible(footer)) }
     }

@@ -150,9 +150,20 @@ func pairs(_ counters: [(id: Int64, value: Int)]) -> [[Int64]] {
     let store = try CounterStore(repository: try open())
     let high = try store.add(Int.max)
     let low = try store.add(Int.min)
-    #expect(throws: CounterError.overflow(id: high)) { try store.increment(id: high) }
-    #expect(throws: CounterError.overflow(id: low)) { try store.decrement(id: low) }
-    #expect(throws: CounterError.overflow(id: high)) { try store.decrement(id: high, by: Int.min) }
+    #expect(throws: CounterError.overflow(id: high, row: nil)) { try store.increment(id: high) }
+    #expect(throws: CounterError.overflow(id: low, row: nil)) { try store.decrement(id: low) }
+    #expect(throws: CounterError.overflow(id: high, row: nil)) {
+      try store.decrement(id: high, by: Int.min)
+    }
+    // Named by row, as the command line names counters: zero-based, with the id.
+    #expect(throws: CounterError.overflow(id: low, row: 1)) { try store.decrement(row: 1) }
+    #expect(
+      "\(CounterError.overflow(id: low, row: 1))"
+        == "counter 1 (id \(low)) cannot go beyond \(Int.min)…\(Int.max); it is left as it was")
+    #expect(
+      "\(CounterError.notANumber(id: 7, json: "\"x\"", list: "c", row: nil))"
+        == "counter with id 7 of \"c\" holds \"x\", not a whole number; fix it with: "
+        + "liststore item set c '#7' 0 --json")
     #expect(pairs(try store.counters()) == [[high, Int64(Int.max)], [low, Int64(Int.min)]])
   }
 

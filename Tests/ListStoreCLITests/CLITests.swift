@@ -34,6 +34,29 @@ import Testing
       ])
   }
 
+  @Test func showLinesValuesUpPastTheTenthRowAndListsPastLongNames() throws {
+    defer { folder.remove() }
+    expectSuccess(try cli("list", "create", "a-list-with-a-rather-long-name"))
+    expectSuccess(try cli("section", "add", "a-list-with-a-rather-long-name", "S"))
+    expectSuccess(try cli("list", "create", "short"))
+    expectSuccess(try cli("section", "add", "short", "T"))
+    for row in 0..<11 {
+      expectSuccess(try cli("item", "add", "short", "0", "v\(row)"))
+    }
+    let shown = try cli("show", "short").lines
+    #expect(shown[2] == "      0:0   v0")
+    #expect(shown[12] == "      0:10  v10")
+    let columns = Set(
+      shown.dropFirst(2).map { $0.firstRange(of: "v")?.lowerBound.utf16Offset(in: $0) })
+    #expect(columns.count == 1, "values start in one column: \(shown)")
+    #expect(
+      try cli("lists").lines == [
+        "NAME                            SECTIONS  ITEMS",
+        "a-list-with-a-rather-long-name         1      0",
+        "short                                  1     11",
+      ])
+  }
+
   @Test func addsMovesAndShowsItemsAsTheReadmeSays() throws {
     defer { folder.remove() }
     expectSuccess(try cli("list", "create", "groceries"))

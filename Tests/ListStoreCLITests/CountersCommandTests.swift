@@ -225,7 +225,7 @@ import Testing
     #expect(
       failed.stderr
         == "error: counter 0 (id 1) of \"counters\" holds \"many\", not a whole number; "
-        + "fix it with 'liststore item set counters 0:0 0 --json'\n")
+        + "fix it with: liststore item set counters 0:0 0 --json\n")
   }
 
   @Test(arguments: [

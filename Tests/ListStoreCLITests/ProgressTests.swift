@@ -106,7 +106,7 @@ struct ProgressTests {
     #expect(
       !lines.contains { $0.contains("applying operations") || $0.contains("reading operations") },
       "\(lines)")
-    #expect(try liststore(["show", "big"], database: db).lines[2] == "      0:0  item 4")
+    #expect(try liststore(["show", "big"], database: db).lines[2] == "      0:0     item 4")
   }
 
   @Test func noLineWhenStandardErrorIsNotATerminal() throws {

@@ -139,7 +139,7 @@ struct WatchTerminalTests {
     // Nothing changes in the list: only the resize can redraw it.
     try tmux.resize(columns: 60, rows: 12)
     try tmux.waitFor(line: "lines 1–8 of 41 ↓   ↑/↓ PgUp/PgDn Home/End scroll   q quit")
-    try tmux.waitFor(line: "      0:6  item 6")
+    try tmux.waitFor(line: "      0:6   item 6")
     // Narrower than the hint: it wraps instead of being cut.
     try tmux.resize(columns: 30, rows: 12)
     try tmux.waitFor(line: "↑/↓ PgUp/PgDn Home/End scroll")

@@ -55,10 +55,19 @@ import Testing
     }
     let readme = try #require(examples.first)
     #expect(readme.program.count >= 3 && readme.tests.count >= 2)
+    // The README's manifest declares the dependency as the examples' manifest does, which
+    // reaches this package through a folder of another name: the declaration works
+    // whatever the clone's folder is called.
+    let manifests = try Self.manifestBlocks(of: Self.root + "/README.md")
+    #expect(manifests.count == 1)
+    #expect(manifests.first?.contains(#".package(name: "ListStore", path: "#) == true)
+    #expect(manifests.first?.contains(#"package: "ListStore")"#) == true)
 
     let package = try Scratch()
     defer { package.remove() }
-    try package.write("Package.swift", Self.manifest(examples, dependencyPath: Self.root))
+    let clone = package.path + "/a-clone-of-the-package"
+    try FileManager.default.createSymbolicLink(atPath: clone, withDestinationPath: Self.root)
+    try package.write("Package.swift", Self.manifest(examples, dependencyPath: clone))
     for (number, example) in examples.enumerated() {
       if !example.program.isEmpty {
         try package.write(
@@ -142,8 +151,18 @@ import Testing
     }
   }
 
-  /// The contents of every ```swift fenced block, in order.
+  /// The contents of every ```swift fenced block, in order, but for package manifests
+  /// (`// swift-tools-version` first), which ``manifestBlocks(of:)`` gives.
   static func swiftBlocks(of path: String) throws -> [String] {
+    try fencedSwift(of: path).filter { !$0.hasPrefix("// swift-tools-version") }
+  }
+
+  /// The package manifests among the ```swift blocks.
+  static func manifestBlocks(of path: String) throws -> [String] {
+    try fencedSwift(of: path).filter { $0.hasPrefix("// swift-tools-version") }
+  }
+
+  private static func fencedSwift(of path: String) throws -> [String] {
     let lines = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\n")
     var blocks: [String] = []
     var current: [String]?
@@ -177,11 +196,12 @@ import Testing
     return lines.map { $0 + "\n" }.joined()
   }
 
-  /// The examples package's manifest: an executable and a test target per document.
+  /// The examples package's manifest: an executable and a test target per document, with
+  /// the dependency declared as the README's manifest declares it (`name:` gives the
+  /// package the name its products are referred to by, whatever its folder's name).
   static func manifest(_ examples: [Examples], dependencyPath: String) -> String {
-    let identity = URL(fileURLWithPath: dependencyPath).lastPathComponent.lowercased()
-    let liststore = #".product(name: "ListStore", package: "\#(identity)")"#
-    let testing = #".product(name: "ListStoreTesting", package: "\#(identity)")"#
+    let liststore = #".product(name: "ListStore", package: "ListStore")"#
+    let testing = #".product(name: "ListStoreTesting", package: "ListStore")"#
     var targets: [String] = []
     for (number, example) in examples.enumerated() {
       if !example.program.isEmpty {
@@ -201,7 +221,7 @@ import Testing
       let package = Package(
         name: "DocumentationExamples",
         platforms: [.macOS(.v15)],
-        dependencies: [.package(path: "\(dependencyPath)")],
+        dependencies: [.package(name: "ListStore", path: "\(dependencyPath)")],
         targets: [
       \(targets.joined(separator: "\n"))
         ]

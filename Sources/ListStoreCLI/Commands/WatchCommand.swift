@@ -45,7 +45,7 @@ enum WatchCommand {
   }
 
   private static func run(_ invocation: Invocation, _ context: Context) throws {
-    let maxEvents = try invocation.indexOption("max-events")
+    let maxEvents = try invocation.countOption("max-events")
     var timeout: Double?
     if let text = invocation.option("timeout") {
       guard let seconds = Double(text), seconds >= 0, seconds.isFinite else {

@@ -95,6 +95,25 @@ struct Invocation {
     return try Self.parseIndex(text, name: "--\(name)", command: command.path)
   }
 
+  /// A count option (`--max-events N`): a whole number, 0 or more, if given.
+  func countOption(_ name: String) throws(UsageError) -> Int? {
+    guard let text = options[name] else { return nil }
+    guard let value = Int(text), value >= 0, !text.hasPrefix("+") else {
+      throw UsageError(
+        message: "--\(name) must be a whole number, 0 or more; got \(text.debugDescription)"
+          + Self.tooLarge(text), command: command.path)
+    }
+    return value
+  }
+
+  /// What to add to a message about `text` when a number in it does not fit: what the
+  /// largest is; nothing otherwise.
+  static func tooLarge(_ text: String) -> String {
+    let runs = text.split { !$0.isASCII || !$0.isNumber }
+    guard runs.contains(where: { Int($0) == nil }) else { return "" }
+    return " (a number there is too large: the largest is \(Int.max))"
+  }
+
   /// A `SECTION:ROW` argument.
   func indexPath(_ name: String) throws(UsageError) -> (section: Int, row: Int) {
     let text = argument(name)
@@ -104,8 +123,8 @@ struct Invocation {
     else {
       throw UsageError(
         message:
-          "\(name) must be SECTION:ROW with two zero-based numbers, like 0:1; got \(text.debugDescription)",
-        command: command.path)
+          "\(name) must be SECTION:ROW with two zero-based numbers, like 0:1; got \(text.debugDescription)"
+          + Self.tooLarge(text), command: command.path)
     }
     return (section, row)
   }
@@ -141,7 +160,7 @@ struct Invocation {
     guard let index = Int(text), index >= 0, !text.hasPrefix("+") else {
       throw UsageError(
         message: "\(name) must be a zero-based index (0, 1, 2, …) or an id like #42; got "
-          + text.debugDescription, command: command)
+          + text.debugDescription + tooLarge(text), command: command)
     }
     return .index(index)
   }
@@ -164,7 +183,7 @@ struct Invocation {
     if let path = parsePath(text) { return .path(section: path.section, row: path.row) }
     throw UsageError(
       message: "\(name) must be SECTION:ROW with two zero-based numbers, like 0:1, or an id "
-        + "like #42; got \(text.debugDescription)", command: command)
+        + "like #42; got \(text.debugDescription)" + tooLarge(text), command: command)
   }
 
   /// `0:1` as (0, 1).
@@ -188,8 +207,8 @@ struct Invocation {
   {
     guard let value = Int(text), value >= 0 else {
       throw UsageError(
-        message: "\(name) must be a zero-based index (0, 1, 2, …); got \(text.debugDescription)",
-        command: command)
+        message: "\(name) must be a zero-based index (0, 1, 2, …); got \(text.debugDescription)"
+          + tooLarge(text), command: command)
     }
     return value
   }

@@ -209,7 +209,7 @@ final class JSONStream {
     var end = index + 1
     while end < count && end < index + 4 && buffer[end] & 0xC0 == 0x80 { end += 1 }
     return String(validating: buffer[index..<end], as: UTF8.self).map { "'\($0)'" }
-      ?? "a byte that is not UTF-8"
+      ?? "byte 0x\(String(byte, radix: 16, uppercase: true)) (not UTF-8)"
   }
 
   private func notClosed(_ container: Container) -> Failure {
@@ -364,15 +364,17 @@ final class JSONStream {
   private func literal(_ word: String) throws(Failure) {
     let start = mark()
     scalar.removeAll(keepingCapacity: true)
-    for expected in word.utf8 {
-      guard try peek() == expected else {
-        throw failure(
-          "unexpected \(describeByte()); expected \(word) (strings need double quotes)", at: start)
-      }
-      take(expected)
+    // The whole word as written: `nul`, `nulls` or `not` are all a misspelt `null` or an
+    // unquoted string.
+    var written: [UInt8] = []
+    while let next = try peek(), Self.isLetter(next), written.count <= 40 {
+      written.append(next)
+      take(next)
     }
-    if let next = try peek(), Self.isLetter(next) {
-      throw failure("unexpected \(describeByte()) after \(word) (strings need double quotes)")
+    guard written.elementsEqual(word.utf8) else {
+      throw failure(
+        "unexpected \(quoted(String(decoding: written, as: UTF8.self))); expected a JSON value "
+          + "such as \(word) (strings need double quotes)", at: start)
     }
   }
 
