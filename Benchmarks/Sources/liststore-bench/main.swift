@@ -7,7 +7,7 @@ import FoundationEssentials
 #endif
 
 /// `liststore-bench [--quick] [--json FILE] [--only B1,B3] [--cli PATH]`: the benchmarks
-/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B15), each
+/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B15, B22), each
 /// beside its baseline; see BENCHMARKS.md.
 enum Main {
   static let usage =
@@ -31,6 +31,7 @@ enum Main {
     ("B13", ReplaceBenchmark.run),
     ("B14", LargeLogBenchmark.run),
     ("B15", ObserverMemoryBenchmark.run),
+    ("B22", BatchByIndexBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {

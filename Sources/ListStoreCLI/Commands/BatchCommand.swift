@@ -88,7 +88,7 @@ enum BatchCommand {
         guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
         do {
           let operation = try ListOperation(line: line)
-          _ = try operation.perform(on: list)
+          try operation.perform(on: list, confirming: false)
         } catch let error as LineError {
           throw LineError(line: number, file: path, message: error.message, column: error.column)
         } catch let error as UsageError {

@@ -57,12 +57,17 @@ enum ListOperation: Equatable {
 
   /// Carries the operation out on `list`, in one transaction (or a savepoint of the
   /// batch under way).
-  /// - Returns: The line that confirms it, e.g. `added item 0:2 (id 7)`.
-  func perform(on list: List) throws -> String {
-    try list.write { try run(on: list) }
+  /// - Parameter confirming: Whether to work out the confirming line; `batch`, which
+  ///   prints none, passes `false`, so that adding by section index costs no more than
+  ///   adding by id (finding the new row's index reads the whole section).
+  /// - Returns: The line that confirms it, e.g. `added item 0:2 (id 7)`, or an empty
+  ///   line when not `confirming`.
+  @discardableResult
+  func perform(on list: List, confirming: Bool = true) throws -> String {
+    try list.write { try run(on: list, confirming: confirming) }
   }
 
-  private func run(on list: List) throws -> String {
+  private func run(on list: List, confirming: Bool) throws -> String {
     switch self {
     case .addSection(let header, let footer, let target):
       let metadata = try Commands.metadataJSON(header: header, footer: footer)
@@ -129,7 +134,7 @@ enum ListOperation: Equatable {
       return "set \(Self.describe(section))"
 
     case .addItem(let section, let value, let target):
-      return try addItem(value, to: section, target, on: list)
+      return try addItem(value, to: section, target, on: list, confirming: confirming)
 
     case .removeItem(let item):
       switch item {
@@ -171,11 +176,13 @@ enum ListOperation: Equatable {
   }
 
   private func addItem(
-    _ value: RawJSON, to section: SectionAddress, _ target: ItemTarget, on list: List
+    _ value: RawJSON, to section: SectionAddress, _ target: ItemTarget, on list: List,
+    confirming: Bool
   ) throws -> String {
     switch (target, section) {
     case (.end, .index(let index)):
       let id = try list.appendItem(value, toSection: index)
+      guard confirming else { return "" }
       // Its row, unless another writer added after it meanwhile (then it is unknown
       // without reading the section, and the message says only the section).
       let last = try list.numberOfItems(inSection: index) - 1
