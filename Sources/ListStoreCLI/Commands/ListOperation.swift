@@ -57,11 +57,15 @@ enum ListOperation: Equatable {
 
   /// Carries the operation out on `list`, in one transaction (or a savepoint of the
   /// batch under way).
-  /// - Parameter confirming: Whether to work out the confirming line; `batch`, which
-  ///   prints none, passes `false`, so that adding by section index costs no more than
-  ///   adding by id (finding the new row's index reads the whole section).
+  /// - Parameters:
+  ///   - list: The list to change.
+  ///   - confirming: Whether to work out the confirming line; `batch`, which prints
+  ///     none, passes `false`, so that adding by section index costs no more than adding
+  ///     by id (finding the new row's index reads the whole section).
   /// - Returns: The line that confirms it, e.g. `added item 0:2 (id 7)`, or an empty
   ///   line when not `confirming`.
+  /// - Throws: What the list's methods throw: a row or section that does not exist, a
+  ///   storage failure.
   @discardableResult
   func perform(on list: List, confirming: Bool = true) throws -> String {
     try list.write { try run(on: list, confirming: confirming) }
