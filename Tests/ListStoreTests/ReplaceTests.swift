@@ -71,6 +71,23 @@ import Testing
         #expect(storedID == wantedID, comment, sourceLocation: sourceLocation)
       }
     }
+    // An item without an id takes over the first stored row of its section, in order,
+    // that holds an equal value and that no id of the target claims; else it is new.
+    let claimed = Set(target.flatMap { Array($0.items.ids) })
+    for (stored, wanted) in zip(after, target) {
+      var free = before.first { $0.id == wanted.id && wanted.id != 0 }.map { section in
+        section.items.entries.filter { !claimed.contains($0.id) }
+      }
+      for (row, entry) in wanted.items.entries.enumerated() where entry.id == 0 {
+        let storedID = stored.items.id(at: row)
+        if let match = free?.firstIndex(where: { $0.value == entry.value }) {
+          #expect(storedID == free?[match].id, comment, sourceLocation: sourceLocation)
+          free?.remove(at: match)
+        } else {
+          #expect(!known.contains(storedID), comment, sourceLocation: sourceLocation)
+        }
+      }
+    }
     // The changeset is the diff of the two states, and what the observer got.
     let diff = Changeset.diffByID(from: before, to: after)
     #expect(changeset == diff, comment, sourceLocation: sourceLocation)
@@ -181,6 +198,48 @@ import Testing
     let after = try list.sections()
     #expect(Array(after[0].items.ids) == [a.id, c.id])
     #expect(Array(after[1].items.ids) == [b.id, e.id])
+  }
+
+  /// Items without an id (a file edited by hand, say) pair off by value with stored rows
+  /// of the same section that no id claims: one to one, in order; the rest are new.
+  @Test(arguments: TestEngine.tested)
+  func itemsWithoutIdsTakeOverUnclaimedRowsOfEqualValue(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository, sections: [["a", "b", "a", "c", "a"], ["a", "c"]])
+    let recorder = ArrayRecorder(try list.observe(), header: { $0.header })
+    let stored = try list.sections()
+    let ids = stored.map { Array($0.items.ids) }
+    // Section 0: the third "a" claimed by its id; three "a"s without one take the first
+    // and fifth rows, and the third is new; "b" keeps its row by value; "c" is dropped
+    // and a "c" without id in section 1 does not take it (another section): section 1's
+    // own "c" is taken instead, and its "a" is dropped.
+    let target = [
+      Section(
+        id: stored[0].id, metadata: stored[0].metadata,
+        items: ItemList(entries: [
+          (id: 0, value: "a"), (id: ids[0][2], value: "a"), (id: 0, value: "b"),
+          (id: 0, value: "a"), (id: 0, value: "a"), (id: 0, value: "x"),
+        ])),
+      Section(
+        id: stored[1].id, metadata: stored[1].metadata,
+        items: ItemList(entries: [(id: 0, value: "c"), (id: 0, value: "c")])),
+    ]
+    let changeset = try list.replace(with: target)
+    let after = try list.sections()
+    #expect(after.map { Array($0.items) } == [["a", "a", "b", "a", "a", "x"], ["c", "c"]])
+    let newIDs = after.map { Array($0.items.ids) }
+    #expect(Array(newIDs[0][0..<5]) == [ids[0][0], ids[0][2], ids[0][1], ids[0][4], newIDs[0][4]])
+    #expect(!ids.joined().contains(newIDs[0][4]) && !ids.joined().contains(newIDs[0][5]))
+    #expect(newIDs[1][0] == ids[1][1] && !ids.joined().contains(newIDs[1][1]))
+    #expect(Set(changeset.insertedItems.map(\.value)) == ["a", "x", "c"])
+    #expect(Set(changeset.deletedItems.map(\.id)) == [ids[0][3], ids[1][0]])
+    #expect(changeset.updatedItems.isEmpty)
+    #expect(recorder.changesets.last == changeset)
+    // The same target again: every row without an id pairs with the row it made.
+    #expect(try list.replace(with: target).isEmpty)
+    #expect(try list.sections() == after)
   }
 
   @Test func unknownIdsAreNewRowsAndRepeatedIdsAreRefused() throws {
@@ -294,7 +353,7 @@ import Testing
     _ state: inout [Section], using random: inout SeededGenerator, fresh: () -> String
   ) {
     let nonEmpty = state.indices.filter { !state[$0].items.isEmpty }
-    switch Int.random(in: 0..<12, using: &random) {
+    switch Int.random(in: 0..<14, using: &random) {
     case 0 where !nonEmpty.isEmpty:  // Delete an item.
       let section = nonEmpty.randomElement(using: &random) ?? 0
       state[section].items.remove(
@@ -350,6 +409,17 @@ import Testing
     case 11 where state.count > 1:  // Swap the items of two sections.
       let (first, second) = (0, state.count - 1)
       (state[first].items, state[second].items) = (state[second].items, state[first].items)
+    case 12 where !nonEmpty.isEmpty:  // Forget an item's id, as a file edited by hand may.
+      let section = nonEmpty.randomElement(using: &random) ?? 0
+      let row = Int.random(in: 0..<state[section].items.count, using: &random)
+      let entry = state[section].items.removeEntry(at: row)
+      state[section].items.insert(entry.value, id: 0, at: row)
+    case 13 where !nonEmpty.isEmpty:  // Repeat a value without an id.
+      let section = nonEmpty.randomElement(using: &random) ?? 0
+      let value = state[section].items[
+        Int.random(in: 0..<state[section].items.count, using: &random)]
+      state[section].items.insert(
+        value, id: 0, at: Int.random(in: 0...state[section].items.count, using: &random))
     default:
       break
     }

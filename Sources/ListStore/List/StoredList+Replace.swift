@@ -9,13 +9,18 @@ extension StoredList {
   /// row writes: declarative sync, as Bond's `replace(with:performDiff:)` does for an
   /// array in memory.
   ///
-  /// Sections and items of `sections` are matched with the stored rows by their ids;
-  /// id `0` means a new row. `Changeset.diffByID(from:to:isEqual:metadataIsEqual:)`
-  /// of the stored list and `sections` (values compared as the JSON text they are
-  /// stored as) decides what to write, and each of its entries is one row write: a
-  /// row whose value changed is one update, a row that moved is one position update
-  /// (the smallest number of moves: rows in a longest run that keeps its order stay),
-  /// and unchanged rows are not written at all. Observers receive exactly that
+  /// Sections and items of `sections` are matched with the stored rows by their ids.
+  /// An item with id `0` (no id) is matched by value: with a stored row of the same
+  /// section (one that `sections` names by its id) that holds an equal value (the same
+  /// JSON text) and that no id of `sections` claims, one to one and in order (the first
+  /// such item of a value takes the first such row of that value); it keeps that row's
+  /// id. Items with id `0` left unpaired are new rows. Then
+  /// `Changeset.diffByID(from:to:isEqual:metadataIsEqual:)` of the stored list and
+  /// `sections` (values compared as the JSON text they are stored as) decides what to
+  /// write, and each of its entries is one row write: a row whose value changed is one
+  /// update, a row that moved is one position update (the smallest number of moves:
+  /// rows in a longest run that keeps its order stay), and unchanged rows are not
+  /// written at all. Observers receive exactly that
   /// changeset, which is also returned, with the ids the inserted rows got.
   ///
   /// An id that is not one of this list's rows (deleted meanwhile, say, or taken from
@@ -53,7 +58,7 @@ extension StoredList {
     }
     let (deleted, inserted) = try writeRows {
       rows -> (deleted: [Int64], inserted: [(id: Int64, items: [Int64])]) in
-      let deleted = try rows.syncState { _, _ in true }.sectionIDs
+      let deleted = try rows.syncState { _, _, _ in true }.sectionIDs
       for id in deleted { try rows.deleteSection(id: id) }
       var inserted: [(id: Int64, items: [Int64])] = []
       for section in 0..<target.sectionCount {

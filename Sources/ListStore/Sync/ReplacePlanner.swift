@@ -62,11 +62,15 @@ struct ReplacePlanner {
     }
     let newItems = IDTable(positionsOf: new.itemIDs)
     if let id = newItems.repeatedID { throw ListStoreError.duplicateID(kind: "item", id: id) }
+    var matches = ValueMatches(idLessItemsOf: new)
     return try rows.db.withPageCache(kibibytes: 16_384) {
-      let old = try rows.syncState { id, value in
-        guard let index = newItems.value(for: id) else { return false }
-        return new.values.equals(Int(index), value)
+      let old = try rows.syncState { sectionID, id, value in
+        if let index = newItems.value(for: id) { return new.values.equals(Int(index), value) }
+        // A row no id of the new state claims: an item without an id may take it over.
+        return matches.pair(storedItem: id, value: value, inSection: sectionID)
       }
+      var new = new
+      for (index, id) in matches.paired { new.itemIDs[index] = id }
       return try ReplacePlanner(rows: rows, old: old, new: new).run()
     }
   }
@@ -466,5 +470,41 @@ extension DatabaseConnection {
     try execute("PRAGMA cache_size = -\(kibibytes)")
     defer { try? execute("PRAGMA cache_size = \(size)") }
     return try body()
+  }
+}
+
+/// The pairing of the new state's items without an id with stored rows that no id of
+/// the new state claims, by value, within a section both states have: one to one, in
+/// order (the first unclaimed stored row of a value pairs with the first new item of
+/// that value). A paired item keeps the stored row's id, so the sync writes nothing for
+/// it; only items left unpaired are new rows.
+struct ValueMatches {
+  /// The new items still unpaired, by section id and value: flat indexes, in order.
+  private var waiting: [Int64: [String: ArraySlice<Int>]] = [:]
+  /// The pairs made: new flat index → stored row id.
+  private(set) var paired: [(index: Int, id: Int64)] = []
+
+  /// The items without an id of `new`'s sections that have an id.
+  init(idLessItemsOf new: SyncState) {
+    for section in 0..<new.sectionCount where new.sectionIDs[section] != 0 {
+      var byValue: [String: ArraySlice<Int>] = [:]
+      for index in new.items(of: section) where new.itemIDs[index] == 0 {
+        byValue[new.values.string(index), default: []].append(index)
+      }
+      if !byValue.isEmpty { waiting[new.sectionIDs[section]] = byValue }
+    }
+  }
+
+  /// Pairs the unclaimed stored row `id` of section `sectionID`, whose value is `value`
+  /// (UTF-8 JSON text), with the first unpaired new item of that section and value.
+  /// - Returns: Whether it was paired (its value is then unchanged).
+  mutating func pair(
+    storedItem id: Int64, value: UnsafeBufferPointer<UInt8>, inSection sectionID: Int64
+  ) -> Bool {
+    guard !waiting.isEmpty, waiting[sectionID] != nil else { return false }
+    let text = String(decoding: value, as: UTF8.self)
+    guard let index = waiting[sectionID]?[text]?.popFirst() else { return false }
+    paired.append((index, id))
+    return true
   }
 }

@@ -65,10 +65,12 @@ struct SyncState {
 
 extension RowStore {
   /// The list as stored, with position keys, in one ordered pass over sections and one
-  /// over items. Item values are not kept: `isUnchanged` tells, for each item's id and
-  /// value (UTF-8 bytes, valid only during the call), whether the new state has that value
-  /// for that id, as ``SyncState/unchanged`` records.
-  func syncState(isUnchanged: (Int64, UnsafeBufferPointer<UInt8>) -> Bool) throws -> SyncState {
+  /// over items. Item values are not kept: `isUnchanged` tells, for each item's section
+  /// id, id and value (UTF-8 bytes, valid only during the call), in list order, whether
+  /// the new state has that value for that row, as ``SyncState/unchanged`` records.
+  func syncState(
+    isUnchanged: (_ sectionID: Int64, _ id: Int64, UnsafeBufferPointer<UInt8>) -> Bool
+  ) throws -> SyncState {
     try requireList()
     var state = SyncState()
     let sections = try db.cached(
@@ -90,7 +92,7 @@ extension RowStore {
       try items.bind(sectionID, at: 1)
       try items.forEachIntegerAndText { id, value in
         ids.append(id)
-        unchanged.append(isUnchanged(id, value))
+        unchanged.append(isUnchanged(sectionID, id, value))
       }
       items.reset()
       starts.append(ids.count)
