@@ -98,22 +98,7 @@ import Testing
     chmod(folder.path, 0o755)
     chmod(db, 0o000)
     // Root reads any file: run as nobody then.
-    let result: ProcessResult
-    if getuid() == 0 {
-      let setpriv = try #require(
-        ["/usr/bin/setpriv", "/bin/setpriv"].first {
-          FileManager.default.isExecutableFile(atPath: $0)
-        },
-        "running as root needs setpriv to drop privileges")
-      result = try run(
-        setpriv,
-        [
-          "--reuid=nobody", "--regid=nogroup", "--clear-groups", liststoreBinary, "--db", db,
-          "lists",
-        ])
-    } else {
-      result = try cli("lists")
-    }
+    let result = try liststoreUnprivileged(["lists"], database: db)
     expectFailure(result, containing: db, "permission denied")
     chmod(db, 0o644)
   }

@@ -104,7 +104,7 @@ import Testing
     let error = try #require(throws: SQLiteError.self) {
       try second.transaction { try second.run("INSERT INTO t VALUES (1)") }
     }
-    #expect(error.code ~= .busy)
+    #expect(ResultCode.busy ~= error.code)
     #expect(Date().timeIntervalSince(started) >= 0.09)
     try first.execute("COMMIT")
     try second.transaction { try second.run("INSERT INTO t VALUES (1)") }
@@ -187,7 +187,7 @@ import Testing
     let db = try Connection(path: path, mode: .readOnly)
     #expect(db.isReadOnly)
     let error = try #require(throws: SQLiteError.self) { try db.run("INSERT INTO t VALUES (1)") }
-    #expect(error.code ~= .readOnly)
+    #expect(ResultCode.readOnly ~= error.code)
     #expect(throws: SQLiteError.self) {
       try Connection(path: folder.file("missing.sqlite"), mode: .readWrite)
     }

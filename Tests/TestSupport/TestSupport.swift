@@ -129,6 +129,38 @@ public func liststore(
   return try run(liststoreBinary, full, environment: environment, input: input)
 }
 
+/// The user that ``asUnprivileged(_:)`` runs programs as: `nobody` when the tests run as
+/// root (who reads and writes any file whatever its mode), else the tests' own user.
+public var unprivilegedUser: (uid: uid_t, gid: gid_t) {
+  guard getuid() == 0, let entry = getpwnam("nobody") else { return (getuid(), getgid()) }
+  return (entry.pointee.pw_uid, entry.pointee.pw_gid)
+}
+
+/// `command` (a program and its arguments) prefixed so that it runs as
+/// ``unprivilegedUser``: through `setpriv` when the tests run as root, as it is otherwise.
+/// The files it reaches must let that user in (a test's folder is made for its owner
+/// only: open it with `chmod 0o755`).
+/// - Throws: When running as root and `setpriv` is missing.
+public func asUnprivileged(_ command: [String]) throws -> [String] {
+  guard getuid() == 0 else { return command }
+  guard
+    let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].first(where: {
+      FileManager.default.isExecutableFile(atPath: $0)
+    })
+  else { throw TestFailure("running as root needs setpriv (util-linux) to drop privileges") }
+  let user = unprivilegedUser
+  return [setpriv, "--reuid=\(user.uid)", "--regid=\(user.gid)", "--clear-groups"] + command
+}
+
+/// Runs the built `liststore` as ``unprivilegedUser`` with `--db database` before
+/// `arguments`.
+public func liststoreUnprivileged(_ arguments: [String], database: String) throws
+  -> ProcessResult
+{
+  let command = try asUnprivileged([liststoreBinary, "--db", database] + arguments)
+  return try run(command[0], Array(command.dropFirst()))
+}
+
 /// The bytes of a file, or `nil` when it cannot be read.
 public func fileBytes(_ path: String) -> Data? {
   FileManager.default.contents(atPath: path)

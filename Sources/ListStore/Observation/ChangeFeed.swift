@@ -51,6 +51,10 @@ final class ChangeFeed: Sendable {
   /// waits for the watch's callback, which may wait for `state`.
   let watch = Locked<(any ChangeWatch)?>(nil)
   let watchesDatabase: Bool
+  /// Why other connections' commits cannot reach this feed's observers (a file read
+  /// immutable), or `nil`: observing is refused then, rather than showing a state that
+  /// might silently go stale.
+  private let unfollowable: String?
   /// Hears when the engine loses or regains its connection.
   let statusHandlers = Locked<[@Sendable (FeedConnectionStatus) -> Void]>([])
 
@@ -105,6 +109,7 @@ final class ChangeFeed: Sendable {
     self.watchesDatabase = watchesDatabase
     userError = { error in engine.userError(error, busyTimeout: busyTimeout) }
     connection = try engine.openConnection(for: .feed, busyTimeout: busyTimeout, readOnly: readOnly)
+    unfollowable = watchesDatabase ? engine.whyChangesCannotBeFollowed(through: connection) : nil
   }
 
   deinit {
@@ -141,6 +146,9 @@ final class ChangeFeed: Sendable {
       observer: FeedObserver, seq: Int64, result: Result
     )
   ) throws -> Result {
+    if let reason = unfollowable {
+      throw ListStoreError.cannotObserve(path: engine.location, reason: reason)
+    }
     // Announced before the state is read (see `committing`).
     registering.add(1, ordering: .sequentiallyConsistent)
     defer { registering.subtract(1, ordering: .sequentiallyConsistent) }

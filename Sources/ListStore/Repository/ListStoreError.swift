@@ -56,6 +56,12 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case cannotOpen(path: String, reason: String)
   /// The disk (or the database's size limit) is full.
   case diskFull(path: String)
+  /// The database file is damaged: SQLite found it malformed (`detail`, in SQLite's
+  /// words). ``Repository/checkFile(atPath:)`` says where.
+  case damaged(path: String, detail: String)
+  /// The database can be read, but other connections' changes to it cannot be
+  /// followed, for the reason given (a file opened immutable, for one).
+  case cannotObserve(path: String, reason: String)
   /// Another connection held the write lock for longer than the busy timeout.
   case busy(path: String, timeout: Duration)
   /// Rows carry position keys that ListStore cannot order between.
@@ -133,6 +139,11 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "cannot open \(path): \(reason)"
     case .diskFull(let path):
       "the disk holding \(path) is full; nothing was changed"
+    case .damaged(let path, let detail):
+      "\(path) is damaged (\(detail)); 'liststore check' says where; restore a backup, or "
+        + "recover what is readable with: sqlite3 \(path) .recover | sqlite3 RECOVERED.sqlite"
+    case .cannotObserve(let path, let reason):
+      "cannot watch \(path) for changes: \(reason)"
     case .busy(let path, let timeout):
       "\(path) stayed locked by another writer for more than \(timeout); try again"
     case .malformedPosition(let detail):

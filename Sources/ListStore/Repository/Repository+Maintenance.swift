@@ -254,7 +254,7 @@ extension Repository {
     } catch {
       try? FileManager.default.removeItem(atPath: path)
       if let error = error as? SQLiteError {
-        throw error.code ~= .cannotOpen
+        throw ResultCode.cannotOpen ~= error.code
           ? .cannotOpen(path: path, reason: error.message)
           : ListStoreError(error, path: path, busyTimeout: busyTimeout)
       }

@@ -63,4 +63,11 @@ package protocol StorageEngine: Sendable {
   func goneReaders(_ ids: [Int64], db: any DatabaseConnection) throws -> Set<Int64>
   /// The id this process records as its reader's (a process id, or a server session).
   func readerProcessID(db: any DatabaseConnection) throws -> Int64
+  /// Why other connections' commits cannot be seen through `db`, or `nil` when they can.
+  func whyChangesCannotBeFollowed(through db: any DatabaseConnection) -> String?
+}
+
+extension StorageEngine {
+  /// `nil`: an engine's connections see every commit unless it says otherwise.
+  package func whyChangesCannotBeFollowed(through db: any DatabaseConnection) -> String? { nil }
 }

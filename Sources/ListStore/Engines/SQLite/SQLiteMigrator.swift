@@ -36,6 +36,23 @@ enum SQLiteMigrator {
       try checkHeader(path: path)
     }
     let readOnly = forceReadOnly || (exists && !isWritable(path: path))
+    do {
+      return try connect(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
+    } catch let error
+      where !readOnly && exists && error.isReadOnlyOrCannotOpen
+      && !isWritable(path: parentFolder(of: path).isEmpty ? "." : parentFolder(of: path))
+    {
+      // A file that may be written in a folder that may not: SQLite cannot make the
+      // files it keeps beside a WAL database there, so it is read only.
+      return try connect(path: path, readOnly: true, busyTimeout: busyTimeout)
+    }
+  }
+
+  /// Opens the existing or new database file at `path`, checks and migrates its schema,
+  /// and, unless `readOnly`, puts it in WAL mode.
+  private static func connect(path: String, readOnly: Bool, busyTimeout: Duration)
+    throws(ListStoreError) -> Connection
+  {
     let connection: Connection
     do {
       connection = try openConnection(path: path, readOnly: readOnly, busyTimeout: busyTimeout)
@@ -93,9 +110,10 @@ enum SQLiteMigrator {
     }
   }
 
-  /// Opens a connection; a read-only file whose folder cannot be written either (read-only
-  /// media) and that has no `-shm` file is opened immutable, the one way SQLite reads a WAL
-  /// database there.
+  /// Opens a connection; a read-only WAL database whose folder cannot be written either
+  /// (installed for everyone, or on read-only media) and that has no `-shm` file is opened
+  /// immutable, the one way SQLite reads it there. A `-wal` file beside it would then be
+  /// ignored, and the commits in it with it: that is refused instead.
   static func openConnection(path: String, readOnly: Bool, busyTimeout: Duration) throws
     -> Connection
   {
@@ -105,9 +123,30 @@ enum SQLiteMigrator {
       // Read something, so that a file that cannot be read fails here.
       if readOnly { _ = try connection.scalarInt64("SELECT count(*) FROM sqlite_schema") }
       return connection
-    } catch let error as SQLiteError where readOnly && error.code ~= .cannotOpen {
+    } catch let error as SQLiteError
+      where readOnly && (.cannotOpen ~= error.code || .readOnly ~= error.code)
+    {
+      var info = stat()
+      if stat(path + "-wal", &info) == 0 && info.st_size > 0 {
+        throw SQLiteError(
+          code: .cannotOpen,
+          message:
+            "its folder cannot be written, and its write-ahead log (\(path)-wal) cannot be "
+            + "read without a \(path)-shm file there; ask its owner to run: sqlite3 \(path) "
+            + "'PRAGMA wal_checkpoint(TRUNCATE)'")
+      }
       return try Connection(path: path, mode: .immutable, busyTimeout: busyTimeout)
     }
+  }
+
+  /// Why another connection's commits cannot reach a connection: one opened immutable
+  /// reads the file as it was.
+  static func whyChangesCannotBeFollowed(through connection: Connection) -> String? {
+    guard connection.mode == .immutable else { return nil }
+    return "it is a WAL database in a folder that cannot be written, so SQLite reads it "
+      + "as a file that never changes (show, lists and export work); to watch it, let the "
+      + "folder be written, or switch the file to a rollback journal, which readers follow "
+      + "without writing beside it: sqlite3 \(connection.path) 'PRAGMA journal_mode=DELETE'"
   }
 
   /// The schema version of a ListStore database; 0 for an empty file.
@@ -214,6 +253,14 @@ enum SQLiteMigrator {
 }
 
 extension ListStoreError {
+  /// Whether opening failed for lack of write access, or could not open at all.
+  fileprivate var isReadOnlyOrCannotOpen: Bool {
+    switch self {
+    case .readOnly, .cannotOpen: true
+    default: false
+    }
+  }
+
   /// Maps a SQLite failure on the database at `path` to the error users should see.
   init(_ error: SQLiteError, path: String, busyTimeout: Duration) {
     switch error.code {
@@ -223,6 +270,7 @@ extension ListStoreError {
       self = .diskFull(path: path)
     case .busy, .locked: self = .busy(path: path, timeout: busyTimeout)
     case .notADatabase: self = .notADatabase(path: path)
+    case .corrupt: self = .damaged(path: path, detail: error.message)
     case .cannotOpen: self = .cannotOpen(path: path, reason: error.message)
     default: self = .sqlite(error)
     }
