@@ -141,7 +141,7 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "the disk holding \(path) is full; nothing was changed"
     case .damaged(let path, let detail):
       "\(path) is damaged (\(detail)); 'liststore check' says where; restore a backup, or "
-        + "recover what is readable with: sqlite3 \(path) .recover | sqlite3 RECOVERED.sqlite"
+        + "recover what SQLite can still read, as SQL: sqlite3 \(path) .recover > recovered.sql"
     case .cannotObserve(let path, let reason):
       "cannot watch \(path) for changes: \(reason)"
     case .busy(let path, let timeout):

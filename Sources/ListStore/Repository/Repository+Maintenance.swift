@@ -72,9 +72,62 @@ extension Repository {
     ].map { ("table", $0) }
     + [
       "lists_lock_writers", "sections_lock_writers", "items_lock_writers",
-      "sections_position_is_a_key", "items_position_is_a_key", "items_log", "sections_log",
+      "sections_check", "items_check", "items_log", "sections_log",
       "lists_log", "lists_notify", "sections_notify", "items_notify",
     ].map { ("trigger", $0) }
+
+  /// Checks a SQLite database file with SQLite's own `PRAGMA integrity_check` alone,
+  /// without opening it as a repository: for a file too damaged to open, where
+  /// ``check(progress:)`` cannot run. The file is opened read-only (immutable where
+  /// SQLite cannot read it otherwise) and is not changed in any way.
+  /// - Parameter path: The database file.
+  /// - Returns: What SQLite found wrong, as problems of the `sqlite` check; empty when
+  ///   the file is sound. A file whose schema cannot be read is one problem that says so.
+  /// - Throws: ``ListStoreError/databaseNotFound(path:)``, or
+  ///   ``ListStoreError/cannotOpen(path:reason:)`` when the file cannot be read at all.
+  public static func checkFile(atPath path: String) throws(ListStoreError) -> [IntegrityProblem] {
+    guard try DatabaseFile.exists(at: path) else { throw .databaseNotFound(path: path) }
+    let connection: Connection
+    do {
+      connection = try SQLiteMigrator.openConnection(
+        path: path, readOnly: true, busyTimeout: .seconds(10))
+    } catch let error as SQLiteError
+      where ResultCode.corrupt ~= error.code || ResultCode.notADatabase ~= error.code
+    {
+      return [Self.unreadableSchema(error)]
+    } catch {
+      throw .cannotOpen(path: path, reason: "\(error)")
+    }
+    defer { connection.close() }
+    do {
+      var problems: [IntegrityProblem] = []
+      try connection.prepare("PRAGMA integrity_check").forEachRow { row in
+        for line in integrityLines(row.string(at: 0)) {
+          problems.append(IntegrityProblem(check: "sqlite", detail: line))
+        }
+      }
+      return problems
+    } catch let error as SQLiteError
+      where ResultCode.corrupt ~= error.code || ResultCode.notADatabase ~= error.code
+    {
+      return [Self.unreadableSchema(error)]
+    } catch {
+      throw ListStoreError(reading: error, path: path, busyTimeout: .seconds(10))
+    }
+  }
+
+  /// The problems in a row of `PRAGMA integrity_check`: none for `ok`, one per line
+  /// otherwise (SQLite puts several in one row at times), without its headings.
+  static func integrityLines(_ text: String) -> [String] {
+    guard text != "ok" else { return [] }
+    return text.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("*** in database") }
+  }
+
+  private static func unreadableSchema(_ error: SQLiteError) -> IntegrityProblem {
+    IntegrityProblem(
+      check: "sqlite",
+      detail: "the schema cannot be read (\(error.message)), so no list can be read either")
+  }
 
   /// Checks the database: SQLite's own `PRAGMA integrity_check`, then ListStore's
   /// invariants — every item in an existing section and every section in an existing
@@ -103,9 +156,10 @@ extension Repository {
       let sqlite = db.dialect.engine == .sqlite
       if sqlite {
         try db.prepared("PRAGMA integrity_check").forEachRow { row in
-          let text = row.string(at: 0)
-          if text != "ok" { add("sqlite", text) }
+          for line in Self.integrityLines(row.string(at: 0)) { add("sqlite", line) }
         }
+        // A damaged file: ListStore's checks would read the damaged pages.
+        if !problems.isEmpty { return problems }
       }
       advance()
       func exists(_ type: String, _ name: String) throws -> Bool {

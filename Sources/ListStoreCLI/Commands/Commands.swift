@@ -184,29 +184,35 @@ enum Commands {
         section in a list, that position keys are unique and well formed, that values are
         JSON, that the schema's tables and triggers are there, and that the change log is
         consistent. Prints each problem on standard output and exits 1 when there is any.
+        A file too damaged on disk to open is checked by SQLite alone, reading only, and
+        the command says what can be done: restore a backup, or recover what SQLite can
+        still read with the sqlite3 shell's .recover.
         """,
       options: [ImportCommand.quiet],
       database: .reads,
       run: { invocation, context in
-        let repository = try context.repository()
+        let repository: Repository
+        do {
+          repository = try context.repository()
+        } catch ListStoreError.damaged(let path, _) {
+          // Too damaged to open as a repository: SQLite's own check, reading only.
+          try reportCheck(try Repository.checkFile(atPath: path), path: path, context)
+          return
+        }
         let progress = ProgressLine.start(
           "checking \(repository.path)", unit: "check", total: nil, invocation: invocation,
           context: context)
-        let problems: [IntegrityProblem]
+        var problems: [IntegrityProblem]
         do {
           defer { progress?.finish() }
           problems = try repository.check { done, total in
             progress?.setTotal(total)
             progress?.advance(to: done)
           }
+        } catch ListStoreError.damaged(let path, _) {
+          problems = try Repository.checkFile(atPath: path)
         }
-        guard problems.isEmpty else {
-          // The problems are the command's output, printed even though it then fails.
-          for problem in problems { context.out.line(Rendering.visible(problem.description)) }
-          context.out.flush()
-          throw ListStoreError.integrity(count: problems.count, path: repository.path)
-        }
-        context.out.line("ok: \(repository.path) passed every check")
+        try reportCheck(problems, path: repository.path, context)
       }),
     CommandSpec(
       path: ["repair"], abstract: "Rewrite malformed position keys; delete unreachable rows.",
@@ -316,6 +322,25 @@ enum Commands {
   // MARK: - Helpers
 
   /// Header and footer as the CLI stores them.
+  /// Prints what `check` found, and fails when it found anything: the problems are the
+  /// command's output; damage to the file itself comes with what the user can do.
+  static func reportCheck(_ problems: [IntegrityProblem], path: String, _ context: Context)
+    throws
+  {
+    guard !problems.isEmpty else {
+      context.out.line("ok: \(path) passed every check")
+      return
+    }
+    for problem in problems { context.out.line(Rendering.visible(problem.description)) }
+    context.out.flush()
+    if problems.contains(where: { $0.check == "sqlite" }) {
+      context.err.line(
+        "the file itself is damaged: restore a backup (such as one 'liststore backup' made), "
+          + "or recover what SQLite can still read, as SQL: sqlite3 \(path) .recover > recovered.sql")
+    }
+    throw ListStoreError.integrity(count: problems.count, path: path)
+  }
+
   static func metadataJSON(header: String, footer: String?) throws(ListStoreError) -> RawJSON {
     RawJSON(
       "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
