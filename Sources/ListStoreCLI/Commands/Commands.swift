@@ -336,7 +336,8 @@ enum Commands {
     if problems.contains(where: { $0.check == "sqlite" }) {
       context.err.line(
         "the file itself is damaged: restore a backup (such as one 'liststore backup' made), "
-          + "or recover what SQLite can still read, as SQL: sqlite3 \(path) .recover > recovered.sql")
+          + "or recover what SQLite can still read, as SQL: sqlite3 \(path) .recover > recovered.sql"
+      )
     }
     throw ListStoreError.integrity(count: problems.count, path: path)
   }

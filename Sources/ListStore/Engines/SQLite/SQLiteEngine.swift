@@ -78,7 +78,9 @@ struct SQLiteEngine: StorageEngine {
   func readerProcessID(db: any DatabaseConnection) throws -> Int64 { Int64(getpid()) }
 
   func whyChangesCannotBeFollowed(through db: any DatabaseConnection) -> String? {
-    (db as? SQLiteDatabase).flatMap { SQLiteMigrator.whyChangesCannotBeFollowed(through: $0.connection) }
+    (db as? SQLiteDatabase).flatMap {
+      SQLiteMigrator.whyChangesCannotBeFollowed(through: $0.connection)
+    }
   }
 }
 
