@@ -297,18 +297,23 @@ public final class TestPostgresServer: Sendable {
   /// Stops the server (fast mode: sessions are terminated) and starts it again on the
   /// same data directory and port, as a crash-free server restart; connections must
   /// reconnect.
-  /// - Throws: ``Failure`` when it does not come back.
-  public func restart() throws {
+  /// - Parameter whileDown: Runs while the server is stopped, such as a test's check of
+  ///   what its clients do meanwhile; the server starts again whatever it throws.
+  /// - Throws: ``Failure`` when it does not come back, or what `whileDown` threw.
+  public func restart(whileDown: () throws -> Void = {}) throws {
     try state.withLock { state in
       guard !state.isStopped else { throw Failure("the server was stopped") }
       try Self.runChecked(
         binaries.command("pg_ctl", ["-w", "-D", dataDirectory, "-m", "fast", "stop"]),
         log: commandLog)
+      var failure: (any Error)?
+      do { try whileDown() } catch { failure = error }
       try Self.runChecked(
         options.namespacePrefix
           + binaries.command(
             "pg_ctl", ["-w", "-t", "120", "-D", dataDirectory, "-l", logFile, "start"]),
         log: commandLog)
+      if let failure { throw failure }
     }
   }
 

@@ -1,5 +1,7 @@
 import Foundation
 import ListStore
+import ListStorePostgreSQLTesting
+import PostgresTestSupport
 import TestSupport
 import Testing
 
@@ -50,6 +52,35 @@ struct WatchTerminalTests {
     try tmux.waitFor("the list to leave the screen") { lines in
       !lines.contains { $0.contains("Copenhagen") }
     }
+  }
+
+  /// On PostgreSQL, a lost connection to the server is the status line while it lasts,
+  /// the list staying where it is, and the line says when the connection is back.
+  @Test(.postgres) func aLostServerConnectionIsTheStatusLineUntilItIsBack() throws {
+    defer { folder.remove() }
+    // A server of its own: the test stops it.
+    let server = try TestPostgresServer.start()
+    defer { server.stop() }
+    let database = try TestDatabase.make(on: server)
+    defer { database.remove() }
+    expectSuccess(try liststore(["demo"], database: database.location))
+    let tmux = try Tmux(tmux: tmuxPath ?? "tmux", directory: folder.path)
+    try tmux.type(
+      "clear; '\(liststoreBinary)' --db '\(database.location)' watch demo; echo \"exit=$?\"")
+    try tmux.waitFor(line: "watching; q or Ctrl-C to stop")
+    try server.restart {
+      try tmux.waitFor("the status line to say the connection is lost") { lines in
+        lines.count > 4 && lines[1].hasPrefix("lost the connection to the server")
+          && lines[2].isEmpty && lines[3].trimmingTrailingSpaces == "  [0] Cities"
+          && lines[4].trimmingTrailingSpaces == "      0:0  Paris"
+      }
+    }
+    try tmux.waitFor(line: "connected again; changes made meanwhile follow")
+    expectSuccess(try liststore(["item", "add", "demo", "0", "Rome"], database: database.location))
+    try tmux.waitFor(line: "1 item added")
+    try tmux.waitFor(line: "      0:3  Rome")
+    try tmux.send("q")
+    try tmux.waitFor(line: "exit=0")
   }
 
   @Test func stopsAfterMaxEventsOrTimeout() throws {

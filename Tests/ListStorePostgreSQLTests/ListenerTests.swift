@@ -54,9 +54,10 @@ import Testing
     expectSuccess(try liststore(["item", "add", "l", "0", "before"], database: database.location))
     #expect(watch.wait { lines, _ in lines.count == 2 })
 
-    try server.restart()
-    // The watch noticed, said so once, and goes on.
-    #expect(watch.wait { _, errors in !errors.isEmpty }, "nothing on standard error")
+    // The watch notices, says so once, and goes on; it says so again once connected.
+    try server.restart {
+      #expect(watch.wait { _, errors in !errors.isEmpty }, "nothing on standard error")
+    }
     for step in 0..<3 {
       expectSuccess(
         try liststore(["item", "add", "l", "0", "after \(step)"], database: database.location))
@@ -67,10 +68,15 @@ import Testing
       watch.waitForReplay(equal: expected),
       "replay differs from show --json:\n\(watch.output)\nerrors: \(watch.errors)")
     #expect(watch.process.isRunning)
-    #expect(watch.errors.count == 1, "\(watch.errors)")
+    #expect(watch.wait { _, errors in errors.count == 2 }, "\(watch.errors)")
+    #expect(watch.errors.count == 2, "\(watch.errors)")
     #expect(
-      watch.errors.first?.hasPrefix("liststore: ") == true
-        && watch.errors.first?.contains("reconnecting") == true, "\(watch.errors)")
+      watch.errors.first?.hasPrefix("liststore: lost the connection to the server") == true
+        && watch.errors.first?.hasSuffix("; reconnecting, changes will follow") == true,
+      "\(watch.errors)")
+    #expect(
+      watch.errors.last == "liststore: connected again; changes made meanwhile follow",
+      "\(watch.errors)")
   }
 
   @Test func aRepositoryWritesAgainAfterARestartWithItsSessionSettings() throws {
@@ -155,8 +161,12 @@ import Testing
       watch.waitForReplay(equal: expected),
       "replay differs from show --json:\n\(watch.output)\nerrors: \(watch.errors)")
     #expect(watch.lines.count > linesBefore)
-    // One line per disconnection, however many attempts to reconnect failed.
-    #expect(watch.errors.count == errorsBefore + 1, "\(watch.errors)")
+    // One line per disconnection, however many attempts to reconnect failed, and one
+    // when connected again (before the changes made meanwhile).
+    #expect(watch.errors.count == errorsBefore + 2, "\(watch.errors)")
+    #expect(
+      watch.errors.last == "liststore: connected again; changes made meanwhile follow",
+      "\(watch.errors)")
     #expect(watch.process.isRunning)
   }
 

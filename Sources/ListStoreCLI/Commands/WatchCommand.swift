@@ -58,20 +58,6 @@ enum WatchCommand {
     }
     let list = try context.list(invocation.argument("LIST"))
     let array = try list.observe()
-    // A server connection that breaks (PostgreSQL) is worth one line while it lasts;
-    // the watch goes on and catches up once connected again.
-    let disconnected = Atomic<Bool>(false)
-    try context.repository().onConnectionStatusChange { status in
-      switch status {
-      case .disconnected(let reason):
-        guard !disconnected.exchange(true, ordering: .relaxed) else { return }
-        // Straight to the file descriptor: this runs on the feed's thread.
-        let line = "liststore: \(reason); reconnecting, changes will follow\n"
-        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
-      case .connected:
-        disconnected.store(false, ordering: .relaxed)
-      }
-    }
     let json = invocation.flag("json")
     let out = context.out
     // The screen needs keys as well as a terminal to draw on.
@@ -103,6 +89,31 @@ enum WatchCommand {
     let printed = Locked(0)
     // Events are delivered one at a time; the lock orders them with the final flush.
     let printLock = Locked<Void>(())
+    // A server connection that breaks (PostgreSQL): said once while it lasts, and again
+    // when it is back (the status line of the screen; else a line on standard error,
+    // between whole lines of the list). The watch goes on and catches up meanwhile.
+    let disconnected = Atomic<Bool>(false)
+    try context.repository().onConnectionStatusChange { status in
+      let lost: String?
+      switch status {
+      case .disconnected(let reason):
+        guard !disconnected.exchange(true, ordering: .relaxed) else { return }
+        lost = reason
+      case .connected:
+        guard disconnected.exchange(false, ordering: .relaxed) else { return }
+        lost = nil
+      }
+      if let screen { return screen.connection(lost: lost) }
+      // Under the lock that prints (and flushes) the list's lines: between two of them.
+      printLock.withLock { _ in
+        // Straight to the file descriptor: this runs on the feed's thread.
+        let line =
+          "liststore: "
+          + (lost.map { "\($0); reconnecting, changes will follow" }
+            ?? "connected again; changes made meanwhile follow") + "\n"
+        _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+      }
+    }
     let bag = DisposeBag()
     if maxEvents == 0 {
       finish(.maxEvents)

@@ -37,6 +37,8 @@ final class WatchScreen {
   let name: String
   /// What changed last, or how to stop before anything changed.
   private(set) var status = "watching; q or Ctrl-C to stop"
+  /// Why the database's server is out of reach, while it is: shown in place of `status`.
+  private(set) var connectionProblem: String?
   /// The list's lines below its name.
   private(set) var body: [String] = []
   /// The first body line shown.
@@ -53,6 +55,15 @@ final class WatchScreen {
   func show(_ sections: [StoredSection], status: String?) {
     body = Array(Rendering.text(list: name, sections: sections).dropFirst())
     if let status { self.status = status }
+  }
+
+  /// Shows that the connection to the server was lost (`reason`), or that it is back
+  /// (`nil`).
+  func connection(lost reason: String?) {
+    if reason == nil && connectionProblem != nil {
+      status = "connected again; changes made meanwhile follow"
+    }
+    connectionProblem = reason.map { "\($0); reconnecting, changes will follow" }
   }
 
   /// Acts on one key.
@@ -89,7 +100,9 @@ final class WatchScreen {
     }
     height = max(1, size.rows - 3 - hint.count)
     clampTop()
-    var lines = [ScreenLine(Rendering.visible(name)), ScreenLine(status), ""]
+    var lines = [
+      ScreenLine(Rendering.visible(name)), ScreenLine(connectionProblem ?? status), "",
+    ]
     lines += body.dropFirst(top).prefix(height).map { ScreenLine($0) }
     while lines.count < size.rows - hint.count { lines.append("") }
     lines += hint.map { ScreenLine($0) }
@@ -123,6 +136,8 @@ final class WatchScreenLoop: WatchPrinter, Sendable {
   private struct Inbox: Sendable {
     var sections: [StoredSection]?
     var status: String?
+    /// News of the connection: lost (the reason), or back (`.some(nil)`).
+    var connection: String??
   }
 
   let name: String
@@ -151,6 +166,12 @@ final class WatchScreenLoop: WatchPrinter, Sendable {
     waker.wake()
   }
 
+  /// Shows that the connection to the server was lost (`reason`) or is back (`nil`).
+  func connection(lost reason: String?) {
+    inbox.withLock { $0.connection = .some(reason) }
+    waker.wake()
+  }
+
   /// Draws the list until a key, a signal or `ending` says to stop, or `deadline` passes.
   /// - Parameters:
   ///   - deadline: When to stop, if ever.
@@ -169,11 +190,12 @@ final class WatchScreenLoop: WatchPrinter, Sendable {
     let model = WatchScreen(name: name)
     let screen = Screen(size: Terminal.size(of: STDOUT_FILENO))
     while true {
-      let (sections, status) = inbox.withLock { inbox in
+      let news = inbox.withLock { inbox in
         defer { inbox = Inbox() }
-        return (inbox.sections, inbox.status)
+        return inbox
       }
-      if let sections { model.show(sections, status: status) }
+      if let connection = news.connection { model.connection(lost: connection) }
+      if let sections = news.sections { model.show(sections, status: news.status) }
       let size = Terminal.size(of: STDOUT_FILENO)
       screen.resize(to: size)
       screen.render(model.lines(for: size))
