@@ -158,3 +158,16 @@ extension StoredList {
     try read { rows in try rows.itemCount() }
   }
 }
+
+extension StoredList {
+  /// The ids of the list's sections, in order.
+  package func sectionIDs() throws(ListStoreError) -> [Int64] {
+    try read { rows in try rows.sectionIDs() }
+  }
+
+  /// The ids of the list's first `limit` items, in order; the cost grows with `limit`,
+  /// not with the list.
+  package func leadingItemIDs(limit: Int) throws(ListStoreError) -> [Int64] {
+    try read { rows in try rows.leadingItemIDs(limit: limit) }
+  }
+}

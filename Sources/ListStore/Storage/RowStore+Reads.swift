@@ -128,3 +128,28 @@ extension RowStore {
       try db.scalarInt64(db.dialect.listItemCount, listID) ?? 0)
   }
 }
+
+extension RowStore {
+  /// The ids of the list's sections, in order.
+  func sectionIDs() throws -> [Int64] {
+    try requireList()
+    var ids: [Int64] = []
+    let sections = try db.cached("SELECT id FROM sections WHERE list_id = ? ORDER BY position")
+    try sections.bind(listID, at: 1)
+    try sections.forEachRow { ids.append($0.int64(at: 0)) }
+    return ids
+  }
+
+  /// The ids of the list's first `limit` items, in order: a section at a time, each
+  /// read through the index on (section_id, position) no further than needed.
+  func leadingItemIDs(limit: Int) throws -> [Int64] {
+    var ids: [Int64] = []
+    let items = try db.cached("SELECT id FROM items WHERE section_id = ? ORDER BY position LIMIT ?")
+    for section in try sectionIDs() where ids.count < limit {
+      try items.bind(section, at: 1)
+      try items.bind(Int64(limit - ids.count), at: 2)
+      try items.forEachRow { ids.append($0.int64(at: 0)) }
+    }
+    return ids
+  }
+}

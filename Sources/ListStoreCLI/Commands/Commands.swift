@@ -260,6 +260,7 @@ enum Commands {
     BatchCommand.spec,
     CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
     CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
+    CompletionCommand.spec, ManCommand.spec,
   ]
 
   static let parser = ArgumentParser(commands: all, globalOptions: [database])

@@ -30,6 +30,11 @@ public enum ListStoreCommand {
       err.flush()
     }
     let parser = Commands.parser
+    // The completion scripts' question (hidden from help): what completes the last word.
+    if arguments.first == "__complete" {
+      complete(Array(arguments.dropFirst()), parser: parser, environment: environment, out: out)
+      return 0
+    }
     let request: ArgumentParser.Request
     do {
       request = try parser.parse(arguments)
@@ -69,6 +74,24 @@ public enum ListStoreCommand {
         err.line("error: \(error)")
         return 1
       }
+    }
+  }
+
+  /// Prints the candidates for the last of `words`, one per line; nothing when there
+  /// are none, or when the database cannot be read (completion never fails loudly).
+  private static func complete(
+    _ words: [String], parser: ArgumentParser, environment: [String: String], out: Output
+  ) {
+    var database: String?
+    for (index, word) in words.dropLast().enumerated() {
+      if word == "--db", index + 1 < words.count - 1 { database = words[index + 1] }
+      if word.hasPrefix("--db=") { database = String(word.dropFirst("--db=".count)) }
+    }
+    let context = Context(
+      environment: environment, databasePath: database, databaseUse: .reads, out: out, err: out)
+    let source = (try? context.repository()).map { CompletionSource(repository: $0) }
+    for candidate in Completer(parser: parser, source: source).candidates(words) {
+      out.line(candidate)
     }
   }
 
