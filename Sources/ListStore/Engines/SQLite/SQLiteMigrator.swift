@@ -140,9 +140,13 @@ enum SQLiteMigrator {
   }
 
   /// Why another connection's commits cannot reach a connection: one opened immutable
-  /// reads the file as it was.
+  /// reads the file as it was, which is all there is to follow only on read-only media.
   static func whyChangesCannotBeFollowed(through connection: Connection) -> String? {
     guard connection.mode == .immutable else { return nil }
+    var volume = statvfs()
+    if statvfs(connection.path, &volume) == 0 && volume.f_flag & UInt(ST_RDONLY) != 0 {
+      return nil  // Read-only media: nobody commits to the file.
+    }
     return "it is a WAL database in a folder that cannot be written, so SQLite reads it "
       + "as a file that never changes (show, lists and export work); to watch it, let the "
       + "folder be written, or switch the file to a rollback journal, which readers follow "
