@@ -73,9 +73,23 @@ import Testing
     }
     // An item without an id takes over the first stored row of its section, in order,
     // that holds an equal value and that no id of the target claims; else it is new.
+    // A section without an id takes over the first stored section, in order, with equal
+    // metadata that no id of the target claims (and its items pair in it).
+    let claimedSections = Set(target.map(\.id).filter { $0 != 0 })
+    var freeSections = before.filter { !claimedSections.contains($0.id) }
+    var pairedSections: [Int: Int64] = [:]  // Target index → stored id.
+    for (index, wanted) in target.enumerated() where wanted.id == 0 {
+      if let match = freeSections.firstIndex(where: { $0.metadata == wanted.metadata }) {
+        pairedSections[index] = freeSections.remove(at: match).id
+      }
+    }
     let claimed = Set(target.flatMap { Array($0.items.ids) })
-    for (stored, wanted) in zip(after, target) {
-      var free = before.first { $0.id == wanted.id && wanted.id != 0 }.map { section in
+    for (index, (stored, wanted)) in zip(after, target).enumerated() {
+      let sectionID = wanted.id != 0 ? wanted.id : pairedSections[index] ?? 0
+      if let paired = pairedSections[index] {
+        #expect(stored.id == paired, comment, sourceLocation: sourceLocation)
+      }
+      var free = before.first { $0.id == sectionID && sectionID != 0 }.map { section in
         section.items.entries.filter { !claimed.contains($0.id) }
       }
       for (row, entry) in wanted.items.entries.enumerated() where entry.id == 0 {
@@ -242,6 +256,31 @@ import Testing
     #expect(try list.sections() == after)
   }
 
+  /// A state written without any id (a file by hand) syncs onto the list it made:
+  /// sections pair by metadata, their items by value; only what differs is written.
+  @Test(arguments: TestEngine.tested)
+  func aStateWithoutIdsPairsSectionsByMetadataAndItemsByValue(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository, sections: [["a", "b"], ["c"], ["d"]])
+    let stored = try list.sections()
+    func withoutIDs(_ sections: [(String, [String])]) -> [Section] {
+      sections.map { Section(metadata: SectionMetadata(header: $0.0), items: $0.1) }
+    }
+    // S1 dropped, S0 and S2 kept in another order, and a new section "S9".
+    let target = withoutIDs([("S2", ["d", "e"]), ("S0", ["b", "a"]), ("S9", ["a"])])
+    let changeset = try list.replace(with: target)
+    let after = try list.sections()
+    #expect(after.map(\.id).prefix(2) == [stored[2].id, stored[0].id])
+    #expect(after[1].items.ids.elementsEqual(stored[0].items.ids.reversed()))
+    #expect(changeset.deletedSections.map(\.id) == [stored[1].id])
+    #expect(changeset.insertedSections.map(\.metadata.header) == ["S9"])
+    #expect(changeset.insertedItems.map(\.value) == ["e"])
+    #expect(changeset.updatedItems.isEmpty && changeset.updatedSections.isEmpty)
+    #expect(try list.replace(with: target).isEmpty)
+  }
+
   @Test func unknownIdsAreNewRowsAndRepeatedIdsAreRefused() throws {
     defer { folder.remove() }
     let repository = try Repository(path: folder.file("db.sqlite"))
@@ -353,7 +392,7 @@ import Testing
     _ state: inout [Section], using random: inout SeededGenerator, fresh: () -> String
   ) {
     let nonEmpty = state.indices.filter { !state[$0].items.isEmpty }
-    switch Int.random(in: 0..<14, using: &random) {
+    switch Int.random(in: 0..<15, using: &random) {
     case 0 where !nonEmpty.isEmpty:  // Delete an item.
       let section = nonEmpty.randomElement(using: &random) ?? 0
       state[section].items.remove(
@@ -414,6 +453,8 @@ import Testing
       let row = Int.random(in: 0..<state[section].items.count, using: &random)
       let entry = state[section].items.removeEntry(at: row)
       state[section].items.insert(entry.value, id: 0, at: row)
+    case 14 where !state.isEmpty:  // Forget a section's id, as a file written by hand may.
+      state[Int.random(in: 0..<state.count, using: &random)].id = 0
     case 13 where !nonEmpty.isEmpty:  // Repeat a value without an id.
       let section = nonEmpty.randomElement(using: &random) ?? 0
       let value = state[section].items[

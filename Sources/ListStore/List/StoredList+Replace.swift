@@ -10,18 +10,18 @@ extension StoredList {
   /// array in memory.
   ///
   /// Sections and items of `sections` are matched with the stored rows by their ids.
-  /// An item with id `0` (no id) is matched by value: with a stored row of the same
-  /// section (one that `sections` names by its id) that holds an equal value (the same
-  /// JSON text) and that no id of `sections` claims, one to one and in order (the first
-  /// such item of a value takes the first such row of that value); it keeps that row's
-  /// id. Items with id `0` left unpaired are new rows. Then
+  /// A section with id `0` (no id) takes the first stored section, in order, with the
+  /// same metadata (the same JSON text) that no id of `sections` claims. An item with id
+  /// `0` takes the first stored item of its section (once the section is matched) with
+  /// the same value that no id of `sections` claims. Both pair one to one, in order;
+  /// what is left unpaired is new. Then
   /// `Changeset.diffByID(from:to:isEqual:metadataIsEqual:)` of the stored list and
   /// `sections` (values compared as the JSON text they are stored as) decides what to
   /// write, and each of its entries is one row write: a row whose value changed is one
   /// update, a row that moved is one position update (the smallest number of moves:
   /// rows in a longest run that keeps its order stay), and unchanged rows are not
-  /// written at all. Observers receive exactly that
-  /// changeset, which is also returned, with the ids the inserted rows got.
+  /// written at all. Observers receive exactly that changeset, which is also returned,
+  /// with the ids the inserted rows got.
   ///
   /// An id that is not one of this list's rows (deleted meanwhile, say, or taken from
   /// another list) is a new row too: it gets a new id, since ids are never reused. An

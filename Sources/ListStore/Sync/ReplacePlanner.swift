@@ -62,14 +62,19 @@ struct ReplacePlanner {
     }
     let newItems = IDTable(positionsOf: new.itemIDs)
     if let id = newItems.repeatedID { throw ListStoreError.duplicateID(kind: "item", id: id) }
-    var matches = ValueMatches(idLessItemsOf: new)
+    var new = new
+    var matches = ValueMatches()
     return try rows.db.withPageCache(kibibytes: 16_384) {
-      let old = try rows.syncState { sectionID, id, value in
-        if let index = newItems.value(for: id) { return new.values.equals(Int(index), value) }
-        // A row no id of the new state claims: an item without an id may take it over.
-        return matches.pair(storedItem: id, value: value, inSection: sectionID)
-      }
-      var new = new
+      let old = try rows.syncState(
+        sectionsRead: { stored in
+          new.adoptSectionIDs(from: stored)
+          matches = ValueMatches(idLessItemsOf: new)
+        },
+        isUnchanged: { sectionID, id, value in
+          if let index = newItems.value(for: id) { return new.values.equals(Int(index), value) }
+          // A row no id of the new state claims: an item without an id may take it over.
+          return matches.pair(storedItem: id, value: value, inSection: sectionID)
+        })
       for (index, id) in matches.paired { new.itemIDs[index] = id }
       return try ReplacePlanner(rows: rows, old: old, new: new).run()
     }
@@ -483,6 +488,9 @@ struct ValueMatches {
   private var waiting: [Int64: [String: ArraySlice<Int>]] = [:]
   /// The pairs made: new flat index → stored row id.
   private(set) var paired: [(index: Int, id: Int64)] = []
+
+  /// No items to pair.
+  init() {}
 
   /// The items without an id of `new`'s sections that have an id.
   init(idLessItemsOf new: SyncState) {

@@ -68,7 +68,11 @@ extension RowStore {
   /// over items. Item values are not kept: `isUnchanged` tells, for each item's section
   /// id, id and value (UTF-8 bytes, valid only during the call), in list order, whether
   /// the new state has that value for that row, as ``SyncState/unchanged`` records.
+  ///
+  /// `sectionsRead` is called with the state of the sections (no items yet) before the
+  /// items are read.
   func syncState(
+    sectionsRead: (SyncState) -> Void = { _ in },
     isUnchanged: (_ sectionID: Int64, _ id: Int64, UnsafeBufferPointer<UInt8>) -> Bool
   ) throws -> SyncState {
     try requireList()
@@ -82,6 +86,7 @@ extension RowStore {
       state.metadata.append(column: 2, of: sections)
     }
     sections.reset()
+    sectionsRead(state)
     // Each section's items in order: an index scan per section. Only ids and values:
     // the few position keys a sync needs are read by id.
     let items = try db.cached("SELECT id, value FROM items WHERE section_id = ? ORDER BY position")
@@ -105,6 +110,23 @@ extension RowStore {
 }
 
 extension SyncState {
+  /// Gives this (new) state's sections without an id the id of a stored section with
+  /// the same metadata that no section id of this state claims: one to one, in order
+  /// (the first such section of a metadata takes the first such stored one), as items
+  /// without an id pair with stored items (``ValueMatches``). So a file written by hand,
+  /// without ids, syncs onto the list it made.
+  mutating func adoptSectionIDs(from stored: SyncState) {
+    guard sectionIDs.contains(0) else { return }
+    let claimed = Set(sectionIDs.filter { $0 != 0 })
+    var waiting: [String: ArraySlice<Int64>] = [:]
+    for index in 0..<stored.sectionCount where !claimed.contains(stored.sectionIDs[index]) {
+      waiting[stored.metadata.string(index), default: []].append(stored.sectionIDs[index])
+    }
+    for index in 0..<sectionCount where sectionIDs[index] == 0 {
+      if let id = waiting[metadata.string(index)]?.popFirst() { sectionIDs[index] = id }
+    }
+  }
+
   /// Whether stored item `index` is in a section the sync deletes.
   func sectionOfDeletedItem(_ index: Int, _ deletedSection: [Bool]) -> Bool {
     deletedSection[section(ofItem: index)]

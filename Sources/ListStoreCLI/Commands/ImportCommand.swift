@@ -27,9 +27,11 @@ enum ImportCommand {
 
       With --replace, LIST (created if missing) is made equal to the file in one
       transaction, with the fewest row writes: sections and items whose "id" is one of the
-      list's rows are kept, moved or changed in place; those without an id (or with an id
-      the list does not have) are added; rows the file leaves out are removed. So a file
-      written by 'export', edited, and imported back writes only the edited rows, and
+      list's rows are kept, moved or changed in place. A section without an id takes the
+      list's first section with the same header and footer that no id claims; an item
+      without an id, the first item of its section with the same value that no id claims.
+      What is left over is added; rows the file leaves out are removed. So a file written
+      by 'export' or by hand, edited, and imported back writes only the edited rows, and
       'watch' sees only them.
       """,
     arguments: [
