@@ -175,6 +175,12 @@ import Testing
 
   @Test func subcommandsAddChangeRemoveAndShowCounters() throws {
     defer { folder.remove() }
+    // Reading counters creates no database at a mistyped path.
+    let missing = try cli("counters", "show")
+    #expect(missing.status == 1, "\(missing)")
+    #expect(missing.stderr.hasPrefix("error: there is no ListStore database at "), "\(missing)")
+    #expect(!FileManager.default.fileExists(atPath: db))
+    expectSuccess(try cli("list", "create", "other"))
     #expect(
       try cli("counters", "show").lines == [
         "no counters yet; add one with 'liststore counters add'"
@@ -234,11 +240,12 @@ import Testing
   ])
   func missingCountersFailWithoutCreatingTheList(arguments: [String], message: String) throws {
     defer { folder.remove() }
+    expectSuccess(try cli("list", "create", "other"))
     let result = try liststore(arguments, database: db)
     #expect(result.status == 1, "\(result)")
     #expect(result.stdout.isEmpty)
     #expect(result.stderr.hasPrefix("error: " + message), "\(result)")
-    #expect(try cli("lists", "--json").stdout == "[]\n")
+    #expect(try cli("lists", "--json").stdout.contains("\"counters\"") == false)
   }
 
   @Test(arguments: [

@@ -14,8 +14,9 @@ enum Commands {
   static let database = OptionSpec(
     name: "db", valueName: "PATH",
     help:
-      "The database file (default: $LISTSTORE_DB, else $XDG_DATA_HOME/liststore/liststore.sqlite). "
-      + "Commands that write create it; commands that only read need it to exist.")
+      "The database file, or a postgresql:// URL (default: $LISTSTORE_DB, else "
+      + "$XDG_DATA_HOME/liststore/liststore.sqlite, else ~/.local/share/liststore/liststore.sqlite). "
+      + "Commands that create a list create it; the others need it to exist.")
 
   static let json = OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")
 
@@ -37,13 +38,14 @@ enum Commands {
       options: [
         OptionSpec(name: "list", valueName: "NAME", help: "The list to build (default: demo).")
       ],
-      run: runDemo),
+      database: .writes, run: runDemo),
     CommandSpec(
       path: ["lists"], abstract: "Show the lists, with section and item counts.", options: [json],
       database: .reads, run: runLists),
     CommandSpec(
       path: ["list", "create"], abstract: "Create an empty list.",
       arguments: [ArgumentSpec(name: "NAME", help: "A new, unique, non-empty name.")],
+      database: .writes,
       run: { invocation, context in
         let name = invocation.argument("NAME")
         try context.repository().createList(name)

@@ -32,11 +32,11 @@ enum CountersCommand {
       scripts use the subcommands instead: counters show, counters add, counters inc ROW,
       counters dec ROW, counters rm ROW.
       """,
-    options: [listOption], run: runScreen)
+    options: [listOption], database: .writes, run: runScreen)
 
   static let add = CommandSpec(
     path: ["counters", "add"], abstract: "Add a counter at 0 (creating the list on first use).",
-    options: [listOption],
+    options: [listOption], database: .writes,
     run: { invocation, context in
       let store = try CounterStore(repository: context.repository(), listName: listName(invocation))
       let id = try store.add()
@@ -77,7 +77,7 @@ enum CountersCommand {
       With --json, prints {"list": NAME, "counters": [{"id": ID, "value": N}, ...]}.
       A list that does not exist yet shows no counters.
       """,
-    options: [listOption, Commands.json],
+    options: [listOption, Commands.json], database: .reads,
     run: { invocation, context in
       let name = listName(invocation)
       let counters =

@@ -44,7 +44,7 @@ enum ImportCommand {
         help: "Make LIST equal to the file, writing only what differs."),
       quiet,
     ],
-    run: run)
+    database: .writes, run: run)
 
   /// An open input: a file, or standard input.
   struct Input {

@@ -34,8 +34,11 @@ enum DatabaseUse: Sendable {
   /// It only reads: a missing file is an error, and nothing is created (a mistyped `--db`
   /// leaves no folders or empty database behind).
   case reads
-  /// It writes: a missing file and its folders are created.
+  /// It may create a list: a missing file and its folders are created.
   case writes
+  /// It changes lists that must exist already: a missing file is an error, as for
+  /// `reads`, so that a mistyped `--db` leaves nothing behind.
+  case changes
 }
 
 /// One command of the table: `item add`, `show`, …
@@ -49,7 +52,7 @@ struct CommandSpec: Sendable {
   var arguments: [ArgumentSpec] = []
   var options: [OptionSpec] = []
   /// Whether it may create the database.
-  var database: DatabaseUse = .writes
+  var database: DatabaseUse = .changes
   /// Runs the parsed command.
   var run: @Sendable (Invocation, Context) throws -> Void
 
