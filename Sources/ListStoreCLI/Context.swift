@@ -75,17 +75,12 @@ final class Context {
     self.err = err
   }
 
-  /// The repository, opened (and migrated, and for commands that write, created) on first
-  /// use, so that help and usage errors never touch the database.
-  func repository() throws(ListStoreError) -> Repository {
+  /// The repository, opened (and migrated, and for commands that create a list,
+  /// created) on first use, so that help and usage errors never touch the database.
+  func repository() throws -> Repository {
     if let openedRepository { return openedRepository }
-    // Seconds a write waits for another writer's lock (default 10).
-    var busyTimeout = Duration.seconds(10)
-    if let seconds = environment["LISTSTORE_BUSY_TIMEOUT"].flatMap(Double.init), seconds >= 0,
-      seconds < 1e6
-    {
-      busyTimeout = .milliseconds(Int(seconds * 1000))
-    }
+    let busyTimeout = Duration.milliseconds(
+      Int(try seconds("LISTSTORE_BUSY_TIMEOUT", default: 10, upTo: 1_000_000) * 1000))
     let repository: Repository
     if Repository.isPostgreSQLLocation(databasePath) {
       repository = try Repository(
@@ -94,14 +89,51 @@ final class Context {
       repository = try Repository(
         path: databasePath, busyTimeout: busyTimeout, readOnly: false,
         createIfMissing: databaseUse == .writes,
-        maximumPageCount: environment["LISTSTORE_MAX_PAGE_COUNT"].flatMap { Int($0) })
+        maximumPageCount: try maximumPageCount())
     }
     openedRepository = repository
     return repository
   }
 
+  /// Checks the settings the environment gives (`LISTSTORE_BUSY_TIMEOUT`,
+  /// `LISTSTORE_PROGRESS_DELAY`, `LISTSTORE_MAX_PAGE_COUNT`) before a command runs, so
+  /// that a mistyped one is an error rather than silently the default.
+  func checkEnvironment() throws {
+    _ = try seconds("LISTSTORE_BUSY_TIMEOUT", default: 10, upTo: 1_000_000)
+    _ = try progressDelay()
+    _ = try maximumPageCount()
+  }
+
+  /// `LISTSTORE_PROGRESS_DELAY`: seconds of work after which a progress line appears.
+  func progressDelay() throws -> Double {
+    try seconds("LISTSTORE_PROGRESS_DELAY", default: 1, upTo: 3600)
+  }
+
+  /// A number of seconds from the environment variable `name`: `fallback` when it is
+  /// unset or empty, else a number from 0 to `limit`.
+  /// - Throws: ``CommandError`` naming the variable when it holds anything else.
+  func seconds(_ name: String, default fallback: Double, upTo limit: Double) throws -> Double {
+    guard let text = environment[name], !text.isEmpty else { return fallback }
+    guard let value = Double(text), value >= 0, value <= limit else {
+      throw CommandError(
+        "\(name) must be a number of seconds from 0 to \(Int(limit)), not \"\(text)\"; "
+          + "unset it for the default (\(Int(fallback)))")
+    }
+    return value
+  }
+
+  /// `LISTSTORE_MAX_PAGE_COUNT`, a size limit in pages (for testing a full disk).
+  private func maximumPageCount() throws -> Int? {
+    guard let text = environment["LISTSTORE_MAX_PAGE_COUNT"], !text.isEmpty else { return nil }
+    guard let pages = Int(text), pages > 0 else {
+      throw CommandError(
+        "LISTSTORE_MAX_PAGE_COUNT must be a positive number of pages, not \"\(text)\"")
+    }
+    return pages
+  }
+
   /// The list named `name`, with values and metadata as raw JSON.
-  func list(_ name: String) throws(ListStoreError) -> StoredList<RawJSON, RawJSON> {
+  func list(_ name: String) throws -> StoredList<RawJSON, RawJSON> {
     try repository().list(name, metadata: RawJSON.self, item: RawJSON.self)
   }
 }

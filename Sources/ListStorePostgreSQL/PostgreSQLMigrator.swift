@@ -38,7 +38,7 @@ enum PostgreSQLMigrator {
         throw ListStoreError.server(
           location: location,
           message:
-            "this database holds no ListStore lists yet; create one with a command that writes, such as 'liststore list create NAME'"
+            "this database holds no ListStore lists yet; create one with 'liststore list create NAME'"
         )
       }
       for migration in migrations where migration.version > version {

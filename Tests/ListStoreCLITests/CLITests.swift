@@ -285,6 +285,31 @@ import Testing
     }
   }
 
+  @Test(arguments: [
+    (
+      "LISTSTORE_BUSY_TIMEOUT", "soon",
+      "must be a number of seconds from 0 to 1000000, not \"soon\""
+    ),
+    ("LISTSTORE_BUSY_TIMEOUT", "-1", "must be a number of seconds"),
+    ("LISTSTORE_PROGRESS_DELAY", "nan", "must be a number of seconds from 0 to 3600, not \"nan\""),
+    ("LISTSTORE_PROGRESS_DELAY", "1e9", "must be a number of seconds"),
+    ("LISTSTORE_MAX_PAGE_COUNT", "0", "must be a positive number of pages, not \"0\""),
+  ])
+  func mistypedSettingsInTheEnvironmentAreErrors(name: String, value: String, message: String)
+    throws
+  {
+    defer { folder.remove() }
+    expectSuccess(try liststore(["list", "create", "kept"], database: db))
+    expectSuccess(try liststore(["section", "add", "kept", "S"], database: db))
+    let before = try liststore(["show", "kept", "--json"], database: db).stdout
+    let result = try liststore(
+      ["item", "add", "kept", "0", "x"], database: db, environment: [name: value])
+    expectFailure(result, containing: "error: \(name) \(message)")
+    #expect(try liststore(["show", "kept", "--json"], database: db).stdout == before)
+    // Empty is unset: the default.
+    expectSuccess(try liststore(["lists"], database: db, environment: [name: ""]))
+  }
+
   @Test func databasePathProblemsAreReported() throws {
     defer { folder.remove() }
     let blocker = folder.file("file")

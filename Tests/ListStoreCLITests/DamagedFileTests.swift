@@ -54,12 +54,12 @@ import Testing
     #expect(checked.status == 1)
     #expect(!checked.lines.isEmpty && checked.lines.allSatisfy { $0.hasPrefix("sqlite: ") })
     let errors = checked.stderr.split(separator: "\n").map(String.init)
+    let count = checked.lines.count == 1 ? "the problem" : "the \(checked.lines.count) problems"
     #expect(
       errors == [
-        "the file itself is damaged: restore a backup (such as one 'liststore backup' made), "
-          + "or recover what SQLite can still read, as SQL: sqlite3 \(db) .recover > recovered.sql",
-        "error: \(db) failed \(checked.lines.count) check\(checked.lines.count == 1 ? "" : "s"); "
-          + "restore a backup, or repair the rows named above",
+        "error: \(db) is damaged (\(count) listed above): restore a backup (such as one "
+          + "'liststore backup' made), or recover what SQLite can still read, as SQL: "
+          + "sqlite3 \(db) .recover > recovered.sql"
       ])
     if damaged == "schema" {
       #expect(

@@ -122,8 +122,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case .invalidImport(let detail):
       "cannot import: \(detail)"
     case .databaseNotFound(let path):
-      "there is no ListStore database at \(path); check the path, or create one there with a "
-        + "command that writes, such as 'liststore list create NAME'"
+      "there is no ListStore database at \(path); check the path, or create one there "
+        + "by creating a list: 'liststore list create NAME'"
     case .notADatabase(let path):
       "\(path) is not a SQLite database; choose another file with --db"
     case .notAListStoreDatabase(let path):
@@ -149,7 +149,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case .malformedPosition(let detail):
       "\(detail); run 'liststore check' to find the damaged rows"
     case .integrity(let count, let path):
-      "\(path) failed \(count) check\(count == 1 ? "" : "s"); restore a backup, or repair the rows named above"
+      "\(path) failed \(count) check\(count == 1 ? "" : "s"); 'liststore repair' fixes what it "
+        + "can of what is named above (see 'liststore repair --help'), or restore a backup"
     case .sqlite(let error):
       error.description
     case .serverUnreachable(let location, let reason):

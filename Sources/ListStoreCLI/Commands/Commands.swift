@@ -337,10 +337,11 @@ enum Commands {
     for problem in problems { context.out.line(Rendering.visible(problem.description)) }
     context.out.flush()
     if problems.contains(where: { $0.check == "sqlite" }) {
-      context.err.line(
-        "the file itself is damaged: restore a backup (such as one 'liststore backup' made), "
-          + "or recover what SQLite can still read, as SQL: sqlite3 \(path) .recover > recovered.sql"
-      )
+      let count = problems.count == 1 ? "the problem" : "the \(problems.count) problems"
+      throw CommandError(
+        "\(path) is damaged (\(count) listed above): restore a backup (such as one "
+          + "'liststore backup' made), or recover what SQLite can still read, as SQL: "
+          + "sqlite3 \(path) .recover > recovered.sql")
     }
     throw ListStoreError.integrity(count: problems.count, path: path)
   }

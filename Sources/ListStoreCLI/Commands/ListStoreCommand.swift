@@ -63,6 +63,7 @@ public enum ListStoreCommand {
         environment: environment, databasePath: globals["db"],
         databaseUse: invocation.command.database, out: out, err: err)
       do {
+        try context.checkEnvironment()
         try invocation.command.run(invocation, context)
         return 0
       } catch let error as UsageError {

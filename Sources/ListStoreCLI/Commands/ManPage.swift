@@ -73,6 +73,9 @@ enum ManPage {
         + "(~/.local/share/liststore/liststore.sqlite when it is unset).",
       ".TP", ".B LISTSTORE_BUSY_TIMEOUT",
       "Seconds a write waits for another writer's lock (default 10).",
+      ".TP", ".B LISTSTORE_PROGRESS_DELAY",
+      "Seconds of work after which a long command shows its progress line (default 1; 0 "
+        + "shows it at once).",
       ".TP", ".B LISTSTORE_LIBPQ",
       "The libpq library to load for PostgreSQL locations (default libpq.so.5).",
       ".SH EXIT STATUS",

@@ -63,10 +63,8 @@ final class ProgressLine: @unchecked Sendable {
     _ label: String, unit: String, total: Int?, invocation: Invocation, context: Context
   ) -> ProgressLine? {
     guard !invocation.flag("quiet"), Terminal.isTerminal(STDERR_FILENO) else { return nil }
-    let delay =
-      context.environment["LISTSTORE_PROGRESS_DELAY"].flatMap(Double.init).map {
-        max(0, min($0, 3600))
-      } ?? 1
+    // Checked before the command ran (Context.checkEnvironment).
+    let delay = (try? context.progressDelay()) ?? 1
     let line = ProgressLine(label: label, unit: unit, total: total, delay: delay)
     // Without a delay the line is there from the start, however short the work.
     if delay == 0 { line.queue.sync { line.draw() } }
