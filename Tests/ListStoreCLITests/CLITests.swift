@@ -253,6 +253,8 @@ import Testing
     }
     _ = try cli("demo")
     _ = try cli("list", "create", "empty")
+    let exported = folder.file("demo.json")
+    try cli("export", "demo").stdout.write(toFile: exported, atomically: true, encoding: .utf8)
     let before = try database.fingerprint()
     let cases: [([String], String)] = [
       (["show", "nope"], "no list named \"nope\""),
@@ -278,6 +280,11 @@ import Testing
       (["list", "create", ""], "a list name cannot be empty"),
       (["list", "rename", "demo", " "], "a list name cannot be empty"),
       (["import", "new", folder.file("missing.json")], "cannot read"),
+      (
+        ["import", "demo", exported],
+        "a list named \"demo\" already exists; choose another name, or make it equal to the "
+          + "file with --replace"
+      ),
     ]
     for (arguments, message) in cases {
       expectFailure(try liststore(arguments, database: db), containing: message)

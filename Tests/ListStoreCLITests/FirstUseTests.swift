@@ -117,6 +117,17 @@ import Testing
         })
   }
 
+  @Test func backupIntoAFolderAsksForAFileName() throws {
+    defer { folder.remove() }
+    expectSuccess(try cli("demo"))
+    let before = contents()
+    expectFailure(
+      try cli("backup", folder.path),
+      containing: "\(folder.path): it is a folder; name a new file in it, such as "
+        + "\(folder.path)/backup.sqlite")
+    #expect(contents() == before)
+  }
+
   @Test func aNumberOutOfRangeIsCalledThat() throws {
     defer { folder.remove() }
     expectSuccess(try cli("demo"))

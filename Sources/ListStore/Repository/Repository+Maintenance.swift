@@ -290,6 +290,10 @@ extension Repository {
         "backup copies a SQLite file; for a PostgreSQL database use pg_dump (or the server's own backups)"
       )
     }
+    guard !DatabaseFile.isFolder(path) else {
+      throw .cannotOpen(
+        path: path, reason: "it is a folder; name a new file in it, such as \(path)/backup.sqlite")
+    }
     guard !FileManager.default.fileExists(atPath: path) else {
       throw .cannotOpen(path: path, reason: "the file exists already; choose a new name")
     }

@@ -183,13 +183,19 @@ enum ImportCommand {
       progress?.setTotal(reader.items)
     }
     var counts = (sections: 0, items: 0)
-    _ = try context.repository().createList(name) { writer in
-      var sink = WritingSink(writer: writer)
-      var reader = ImportReader(stream: JSONStream(descriptor: input.descriptor), name: path)
-      reader.progress = report
-      try reader.read(into: &sink)
-      try sink.flush()
-      counts = (reader.sections, reader.items)
+    do {
+      _ = try context.repository().createList(name) { writer in
+        var sink = WritingSink(writer: writer)
+        var reader = ImportReader(stream: JSONStream(descriptor: input.descriptor), name: path)
+        reader.progress = report
+        try reader.read(into: &sink)
+        try sink.flush()
+        counts = (reader.sections, reader.items)
+      }
+    } catch ListStoreError.listExists {
+      throw CommandError(
+        "a list named \(quoted(name)) already exists; choose another name, or make it equal "
+          + "to the file with --replace (which writes only what differs)")
     }
     context.out.line(
       "imported \(quoted(name)): \(Rendering.counted(counts.sections, "section")), "
