@@ -6,12 +6,34 @@
 ///   - prefix: Written before the suggestion, such as `--` for an option.
 /// - Returns: The suggestion, starting with `; `, or an empty string.
 package func suggestion(for word: String, among candidates: [String], prefix: String) -> String {
-  let scored = candidates.map { ($0, editDistance(word, $0)) }.sorted {
+  let lowered = word.lowercased()
+  let bare = String(lowered.drop { $0 == "-" })
+  if let synonym = synonyms[bare]?.first(where: {
+    candidates.contains($0) || candidates.contains("--" + $0)
+  }) {
+    let spelled = candidates.contains(synonym) ? synonym : "--" + synonym
+    return "; did you mean '\(prefix)\(spelled)'?"
+  }
+  let scored = candidates.map { ($0, editDistance(lowered, $0.lowercased())) }.sorted {
     $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0)
   }
   guard let best = scored.first, best.1 <= max(2, word.count / 3) else { return "" }
   return "; did you mean '\(prefix)\(best.0)'?"
 }
+
+/// Words other tools use for what `liststore` names otherwise, each with the names it
+/// may mean (the first among the candidates is suggested).
+private let synonyms: [String: [String]] = [
+  "ls": ["lists", "show"], "list": ["lists"], "cat": ["show"], "print": ["show"],
+  "view": ["show"], "get": ["show"], "display": ["show"],
+  "remove": ["rm"], "del": ["rm"], "delete": ["rm"], "rmdir": ["rm"],
+  "update": ["set"], "edit": ["set"], "change": ["set"], "modify": ["set"],
+  "mv": ["move"], "new": ["add", "create"], "create": ["add", "create"], "insert": ["add"],
+  "append": ["add"], "push": ["add"], "dump": ["export"], "load": ["import"],
+  "restore": ["import"], "tail": ["watch"], "follow": ["watch"], "listen": ["watch"],
+  "verify": ["check"], "fsck": ["check"], "fix": ["repair"], "copy": ["backup"],
+  "ren": ["rename"], "increment": ["inc"], "decrement": ["dec"], "silent": ["quiet"],
+]
 
 /// The Levenshtein distance between two strings, over characters.
 /// - Parameters:

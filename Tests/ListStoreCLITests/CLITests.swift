@@ -167,6 +167,17 @@ import Testing
   @Test(arguments: [
     (["shwo", "x"], "did you mean 'show'?"),
     (["item", "ad", "x"], "did you mean 'item add'?"),
+    // Other tools' words, and capitals.
+    (["ls"], "unknown command 'ls'; did you mean 'lists'?"),
+    (["item", "delete", "l", "0:0"], "did you mean 'item rm'?"),
+    (["section", "remove", "l", "0"], "did you mean 'section rm'?"),
+    (["item", "update", "l", "0:0", "x"], "did you mean 'item set'?"),
+    (["item", "mv", "l", "0:0", "0:1"], "did you mean 'item move'?"),
+    (["list", "new", "x"], "did you mean 'list create'?"),
+    (["dump", "x"], "did you mean 'export'?"),
+    (["SHOW", "x"], "did you mean 'show'?"),
+    (["show", "x", "--JSON"], "did you mean '--json'?"),
+    (["import", "x", "--silent"], "did you mean '--quiet'?"),
     (["item"], "item needs a subcommand"),
     (["show"], "missing LIST"),
     (["item", "add", "l", "0"], "missing VALUE"),
