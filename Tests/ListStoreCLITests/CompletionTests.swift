@@ -42,6 +42,10 @@ import Testing
     #expect(try complete("show", "g") == ["groceries"])
     #expect(try complete("--db", db, "show", "d") == ["demo"])
     #expect(try complete("item", "rm", "groceries", "#") == ["#4", "#5"])
+    // Words as the shell passes them, quoted or escaped.
+    #expect(try complete("item", "rm", "groceries", "'#") == ["#4", "#5"])
+    #expect(try complete("item", "rm", "'groceries'", "\"#4") == ["#4"])
+    #expect(try complete("item", "rm", "gro\\ceries", "\\#") == ["#4", "#5"])
     #expect(try complete("section", "rm", "groceries", "") == ["#2"])
     #expect(try complete("item", "add", "groceries", "0", "x", "--after", "") == ["#4", "#5"])
     #expect(try complete("item", "add", "groceries", "0", "x", "--a") == ["--at", "--after"])
@@ -123,6 +127,10 @@ import Testing
       ])
     expectSuccess(result)
     #expect(result.lines == ["_liststore", "groceries", "#4", "#5"])
+    // Without the completion system, the script says how to start it.
+    let bare = try inShell(
+      "/usr/bin/env", ["zsh", "-f", "-c", "source <(liststore completion zsh)"])
+    #expect(bare.stderr.contains("run 'autoload -Uz compinit && compinit' first"), "\(bare)")
   }
 
   @Test(.installed("fish"))

@@ -64,8 +64,11 @@ enum CompletionCommand {
       }
       if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
         _liststore "$@"
-      else
+      elif (( $+functions[compdef] )); then
         compdef _liststore liststore
+      else
+        print -u2 "liststore completion needs zsh's completion system; run" \
+          "'autoload -Uz compinit && compinit' first (as most .zshrc files do)"
       fi
       """
     case "fish":
@@ -91,6 +94,8 @@ struct Completer {
   /// The candidates for the last of `words` (the words after `liststore`, the last one
   /// being typed, possibly empty), each starting with what is typed.
   func candidates(_ words: [String]) -> [String] {
+    // The shells pass words as typed: `'#`, `"my list"`, `\#4`.
+    let words = words.map(Self.unquoted)
     guard let current = words.last else { return [] }
     let before = words.dropLast()
     // The words so far: options with their values, and the positional words.
@@ -149,6 +154,27 @@ struct Completer {
       found = next
     }
     return found.filter { $0.hasPrefix(current) }
+  }
+
+  /// A word as the command will receive it: without the quotes around it (the closing
+  /// one may not be typed yet) or the backslashes before its characters.
+  static func unquoted(_ word: String) -> String {
+    if let quote = word.first, quote == "'" || quote == "\"" {
+      var inside = word.dropFirst()
+      if inside.last == quote { inside = inside.dropLast() }
+      return String(inside)
+    }
+    var result = ""
+    var escaped = false
+    for character in word {
+      if character == "\\" && !escaped {
+        escaped = true
+        continue
+      }
+      escaped = false
+      result.append(character)
+    }
+    return result
   }
 
   private func option(named word: String, among options: [OptionSpec]) -> OptionSpec? {
