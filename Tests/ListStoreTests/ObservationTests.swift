@@ -56,6 +56,33 @@ import Testing
   }
 
   @Test(arguments: TestEngine.tested)
+  func eventsCarryTheChangeLogPositionTheyReflect(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository)
+    let other = try makeList(repository, name: "other")
+    let array = try list.observe()
+    let versions = Mutex<[Int64]>([])
+    let subscription = array.subscribe(
+      initialWithVersion: { _, version in versions.withLock { $0.append(version) } },
+      onNext: { event in versions.withLock { $0.append(event.version) } })
+    defer { subscription.dispose() }
+    // The start is the position of the last commit, also one to another list.
+    #expect(versions.withLock { $0 } == [try repository.changeLogPosition()])
+    try list.appendItem("Rome", toSection: 0)
+    #expect(versions.withLock { $0.last } == (try repository.changeLogPosition()))
+    try other.appendItem("Oslo", toSection: 0)
+    try database.foreign().execute("UPDATE items SET value = '\"Roma\"' WHERE value = '\"Rome\"'")
+    let recorder = ArrayRecorder(array, header: { $0.header })
+    #expect(recorder.wait { $0.sections.flatMap(\.items).contains("Roma") })
+    let seen = versions.withLock { $0 }
+    #expect(seen.count == 3, "\(seen)")
+    #expect(seen == seen.sorted() && Set(seen).count == seen.count, "\(seen)")
+    #expect(seen.last == (try repository.changeLogPosition()))
+  }
+
+  @Test(arguments: TestEngine.tested)
   func failedAndRolledBackWritesEmitNothing(engine: TestEngine) throws {
     let database = try engine.makeDatabase()
     defer { database.remove() }

@@ -74,6 +74,7 @@ extension StoredList {
       let (seq, sections, mirror) = try StoredListObserver<Metadata, Item>.start(
         listID: listID, name: name, db: db, policy: undecodable)
       let array = MutableObservable2DArray(sections)
+      array.setVersion(seq)
       let observer = StoredListObserver(
         listID: listID, name: name, seq: seq, mirror: mirror, array: array, policy: undecodable)
       return (observer.feedObserver(), seq, array)

@@ -241,6 +241,7 @@ final class StoredListObserver<Metadata: Codable, Item: Codable>: @unchecked Sen
       self.stagedEdits = nil
       self.seq = lastSeq
       self.retryPending = false
+      self.array?.setVersion(lastSeq)
       self.install(work)
     }
   }
@@ -264,6 +265,7 @@ final class StoredListObserver<Metadata: Codable, Item: Codable>: @unchecked Sen
       self.mirror = mirror
       self.seq = lastSeq
       self.retryPending = false
+      self.array?.setVersion(lastSeq)
       self.install(work)
     }
   }

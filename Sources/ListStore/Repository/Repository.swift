@@ -288,6 +288,17 @@ public final class Repository: Sendable {
     feedStorage.withLock { $0 }?.synchronize()
   }
 
+  /// The database's position in its order of commits: the change log's `seq` of the
+  /// last change committed to any list (0 before the first). It never goes backwards,
+  /// also after the log is pruned and the database reopened. Inside a batch
+  /// (``write(_:)``) on this thread, it is the batch's own last change: the position its
+  /// commit will have. An observed array's events carry the same numbers
+  /// (`Observable2DArrayEvent.version`).
+  /// - Throws: ``ListStoreError`` when the database cannot be read.
+  public func changeLogPosition() throws(ListStoreError) -> Int64 {
+    try read { db in try ChangeLog.lastSeq(db: db) }
+  }
+
   /// Calls `handler` whenever the change feed loses or regains its connection to the
   /// database server (PostgreSQL's listener; a SQLite file never disconnects). While
   /// disconnected, observers keep their state and retry with a growing delay; once

@@ -268,6 +268,13 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
     deliverPending()
   }
 
+  /// Sets the version the next events carry (``Observable2DArrayEvent/version``): a store
+  /// calls it with the position its changes bring the array to, before applying them.
+  @inlinable
+  package func setVersion(_ version: Int64) {
+    state.withLock { $0.version = version }
+  }
+
   /// ``apply(_:)`` without delivering the event: it is queued, in order, for the next
   /// ``deliverPending()`` (on this thread or another). A store applies changesets
   /// while holding its own lock this way, then delivers after releasing it, so that

@@ -193,10 +193,31 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   func subscribe(initial: (([Section]) -> Void)?, observer: Observer<Event>)
     -> any Disposable
   {
+    subscribe(
+      initialWithVersion: initial.map { initial in { sections, _ in initial(sections) } },
+      observer: observer)
+  }
+
+  /// ``subscribe(initial:onNext:)`` whose `initial` also receives the state's version (see
+  /// ``Observable2DArrayEvent/version``): a stored list's position in the change log.
+  package func subscribe(
+    initialWithVersion initial: @escaping ([Section], Int64) -> Void,
+    onNext: @escaping (Event) -> Void
+  ) -> any Disposable {
+    subscribe(
+      initialWithVersion: initial,
+      observer: Observer { if let event = $0.element { onNext(event) } })
+  }
+
+  func subscribe(
+    initialWithVersion initial: (([Section], Int64) -> Void)?, observer: Observer<Event>
+  )
+    -> any Disposable
+  {
     let subscription = PendingSubscription()
     let request = SubscribeRequest(initial: initial, observer: observer, subscription: subscription)
     state.withLock { state in
-      state.enqueue(.subscribe(request, snapshot: state.sections))
+      state.enqueue(.subscribe(request, snapshot: state.sections, version: state.version))
     }
     deliverPending()
     return subscription
@@ -210,7 +231,8 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
     _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>
   ) {
     guard !changeset.isEmpty else { return }
-    state.enqueue(.event(Event(changeset: changeset, sections: state.sections)))
+    state.enqueue(
+      .event(Event(changeset: changeset, sections: state.sections, version: state.version)))
   }
 
   /// Delivers the queued events and subscriptions in order. When another thread is already
@@ -249,8 +271,8 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
           subject.onError(error)
         case .finish(nil):
           subject.onCompleted()
-        case .subscribe(let request, let snapshot):
-          start(request, from: snapshot)
+        case .subscribe(let request, let snapshot, let version):
+          start(request, from: snapshot, version: version)
         }
       }
       state.withLock { state in
@@ -265,9 +287,11 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
 
   /// Starts a subscription queued with the state it starts from.
   @usableFromInline
-  final func start(_ request: SubscribeRequest<Metadata, Item>, from snapshot: [Section]) {
+  final func start(
+    _ request: SubscribeRequest<Metadata, Item>, from snapshot: [Section], version: Int64
+  ) {
     guard !request.subscription.isDisposed else { return }
-    request.initial?(snapshot)
+    request.initial?(snapshot, version)
     request.subscription.attach(subject.subscribe(request.observer))
   }
 
@@ -302,6 +326,9 @@ struct ArrayState<Metadata, Item>: @unchecked Sendable {
   @usableFromInline var sections: [Observable2DArraySection<Metadata, Item>]
   /// The next fresh id for a section or item.
   @usableFromInline var nextID: Int64
+  /// The position of `sections` in the source's order of commits (see
+  /// ``Observable2DArrayEvent/version``).
+  @usableFromInline var version: Int64 = 0
   /// Events and subscriptions waiting to be delivered, in order.
   @usableFromInline private(set) var pending: [PendingOperation<Metadata, Item>] = []
   /// Whether some call is delivering `pending`.
@@ -358,12 +385,13 @@ enum PendingOperation<Metadata, Item> {
   case finish((any Error)?)
   /// A subscription to start, with the state it starts from.
   case subscribe(
-    SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>])
+    SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>],
+    version: Int64)
 }
 
 @usableFromInline
 struct SubscribeRequest<Metadata, Item> {
-  let initial: (([Observable2DArraySection<Metadata, Item>]) -> Void)?
+  let initial: (([Observable2DArraySection<Metadata, Item>], Int64) -> Void)?
   let observer: Observer<Observable2DArrayEvent<Metadata, Item>>
   let subscription: PendingSubscription
 }

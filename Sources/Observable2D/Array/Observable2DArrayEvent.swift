@@ -9,17 +9,25 @@ public struct Observable2DArrayEvent<Metadata, Item> {
   /// The array's state right after this change.
   public let sections: [Observable2DArraySection<Metadata, Item>]
 
+  /// Where `sections` stands in its source's order of commits: for a stored list's
+  /// array, the change log's `seq` of the last commit it reflects (increasing from event
+  /// to event); 0 for an array changed in memory.
+  public let version: Int64
+
   /// Creates an event.
   ///
   /// - Parameters:
   ///   - changeset: What changed.
   ///   - sections: The state after the change.
+  ///   - version: Where `sections` stands in its source's order of commits (0 for none).
   @inlinable
   public init(
-    changeset: Changeset<Metadata, Item>, sections: [Observable2DArraySection<Metadata, Item>]
+    changeset: Changeset<Metadata, Item>, sections: [Observable2DArraySection<Metadata, Item>],
+    version: Int64 = 0
   ) {
     self.changeset = changeset
     self.sections = sections
+    self.version = version
   }
 }
 
