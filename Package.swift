@@ -76,12 +76,19 @@ let package = Package(
       ]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
+    // libevent's declarations, and no link to it: ListStoreServer loads
+    // libevent-2.1.so.7 when a server starts (no -dev package is needed to build).
+    .systemLibrary(name: "CLibEvent"),
+    // `liststore serve`: the HTTP API and change streams over libevent's evhttp.
+    .target(
+      name: "ListStoreServer",
+      dependencies: ["CLibEvent", "ListStore", "ListStoreFormats", "Observable2D", "ReactiveCore"]),
     // The command table, argument parser, help and rendering of `liststore`.
     .target(
       name: "ListStoreCLI",
       dependencies: [
-        "ListStore", "ListStoreFormats", "ListStorePostgreSQL", "Counters", "ReactiveCore",
-        "Observable2D",
+        "ListStore", "ListStoreFormats", "ListStorePostgreSQL", "ListStoreServer", "Counters",
+        "ReactiveCore", "Observable2D",
       ]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
@@ -146,6 +153,10 @@ let package = Package(
     // Every Swift block of README.md, compiled and run in a package of its own.
     .testTarget(name: "ReadmeTests"),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
+    // `liststore serve` as its clients use it.
+    .testTarget(
+      name: "ListStoreServerTests",
+      dependencies: ["ListStore", "PostgresTestSupport", "TestSupport", "liststore"]),
     .testTarget(
       name: "ListStoreCLITests",
       dependencies: [

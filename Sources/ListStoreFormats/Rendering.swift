@@ -124,6 +124,28 @@ package enum Rendering {
       + sections.map(json(section:)).joined(separator: ",") + "]}"
   }
 
+  /// An observed array's sections as stored rows, for ``json(list:sections:)`` and
+  /// ``text(list:sections:)``.
+  package static func stored(_ sections: [Observable2DArraySection<RawJSON, RawJSON>])
+    -> [StoredSection]
+  {
+    sections.map { section in
+      StoredSection(
+        row: StoredRow(id: section.id, position: "", json: section.metadata.text),
+        items: section.items.entries.map { StoredRow(id: $0.id, position: "", json: $0.value.text) }
+      )
+    }
+  }
+
+  /// The `lists --json` array: `[{"id":1,"name":"groceries","sections":2,"items":5}, …]`.
+  package static func json(lists: [ListSummary]) -> String {
+    "["
+      + lists.map {
+        "{\"id\":\($0.id),\"name\":\(JSONText.quote($0.name)),\"sections\":\($0.sectionCount),"
+          + "\"items\":\($0.itemCount)}"
+      }.joined(separator: ",") + "]"
+  }
+
   /// One section of the `show --json` object.
   package static func json(section: StoredSection) -> String {
     "{" + sectionFields(id: section.row.id, metadata: section.row.json) + ",\"items\":["
@@ -145,6 +167,12 @@ extension Rendering {
   /// A changeset as `watch --json` prints it: the fields of `changesets.md` as
   /// arrays of objects, empty ones left out, on one line.
   package static func json(changes: Changeset<RawJSON, RawJSON>) -> String {
+    "{\"changes\":" + json(changeset: changes) + "}"
+  }
+
+  /// The changeset object of a `watch --json` line (its `"changes"` value), and of the
+  /// HTTP change stream's `changes` events.
+  package static func json(changeset changes: Changeset<RawJSON, RawJSON>) -> String {
     func path(_ indexPath: IndexPath) -> String { "[\(indexPath[0]),\(indexPath[1])]" }
     func value(_ raw: RawJSON) -> String { JSONText.singleLine(raw.text) }
     var fields: [String] = []
@@ -191,6 +219,6 @@ extension Rendering {
       changes.updatedItems.map {
         "{\"at\":\(path($0.at)),\"id\":\($0.id),\"value\":" + value($0.value) + "}"
       })
-    return "{\"changes\":{" + fields.joined(separator: ",") + "}}"
+    return "{" + fields.joined(separator: ",") + "}"
   }
 }

@@ -124,9 +124,11 @@ public final class WatchProcess: @unchecked Sendable {
     }
   }
 
-  /// Ends the process with SIGTERM (if it still runs) and waits for it and its output.
-  public func stop() {
-    if process.isRunning { kill(process.processIdentifier, SIGTERM) }
+  /// Ends the process with `signal` (SIGTERM unless told; if it still runs) and waits for
+  /// it and its output. A program that does not install its own handler inherits the test
+  /// runner's blocked signals and ignores SIGTERM: stop such one (`curl`) with SIGKILL.
+  public func stop(signal: Int32 = SIGTERM) {
+    if process.isRunning { kill(process.processIdentifier, signal) }
     process.waitUntilExit()
     wait(timeout: TestLimits.exitSeconds) { _, _ in false }
   }

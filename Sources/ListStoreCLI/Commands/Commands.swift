@@ -260,6 +260,7 @@ enum Commands {
     ExportCommand.spec,
     ImportCommand.spec,
     BatchCommand.spec,
+    ServeCommand.spec,
     CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
     CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
     CompletionCommand.spec, ManCommand.spec,
@@ -272,10 +273,7 @@ enum Commands {
   private static func runLists(_ invocation: Invocation, _ context: Context) throws {
     let lists = try context.repository().lists()
     if invocation.flag("json") {
-      let objects = lists.map {
-        "{\"id\":\($0.id),\"name\":\(JSONText.quote($0.name)),\"sections\":\($0.sectionCount),\"items\":\($0.itemCount)}"
-      }
-      context.out.line("[" + objects.joined(separator: ",") + "]")
+      context.out.line(Rendering.json(lists: lists))
       return
     }
     if lists.isEmpty {

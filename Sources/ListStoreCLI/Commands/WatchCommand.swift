@@ -214,12 +214,7 @@ protocol WatchPrinter {
 
 extension WatchPrinter {
   static func stored(_ sections: [Observable2DArraySection<RawJSON, RawJSON>]) -> [StoredSection] {
-    sections.map { section in
-      StoredSection(
-        row: StoredRow(id: section.id, position: "", json: section.metadata.text),
-        items: section.items.entries.map { StoredRow(id: $0.id, position: "", json: $0.value.text) }
-      )
-    }
+    Rendering.stored(sections)
   }
 
   func end() {}

@@ -1,0 +1,203 @@
+import ListStore
+import ListStoreFormats
+import Observable2D
+import ReactiveCore
+
+/// One watched list, observed once for every client of it: its state as the last event
+/// left it, the encoded changes it retains for clients that resume, and its open streams
+/// and long polls. Each committed batch is encoded once, whatever the number of clients.
+final class ListFeed: @unchecked Sendable {
+  /// A change as clients receive it: its position and its changeset's JSON object.
+  struct Change: Sendable {
+    var seq: Int64
+    var json: String
+  }
+
+  /// What a client resuming after some position gets.
+  enum Resume {
+    /// The changes after it (possibly none): the client is in step.
+    case changes([Change])
+    /// A fresh snapshot: the client starts from none, its position is no longer
+    /// retained, or it is ahead of the database.
+    case reset(json: String, seq: Int64)
+  }
+
+  let name: String
+  private let array: Observable2DArray<RawJSON, RawJSON>
+  private let bag = DisposeBag()
+  private let limits: ServerLimits
+
+  private struct State {
+    var sections: [Observable2DArraySection<RawJSON, RawJSON>] = []
+    /// The position `sections` reflects.
+    var seq: Int64 = 0
+    /// The snapshot's JSON at `seq`, made on first request.
+    var snapshotJSON: String?
+    /// The changes after `retainedFrom`, oldest first.
+    var retained: [Change] = []
+    var retainedBytes = 0
+    var retainedFrom: Int64 = 0
+    var subscribers: [ObjectIdentifier: any FeedSubscriber] = [:]
+    var ended: FeedEnd?
+    /// When the feed last had no subscriber (for dropping idle feeds).
+    var idleSince: ContinuousClock.Instant? = .now
+  }
+
+  private let state = Locked(State())
+
+  /// Starts observing `list`.
+  init(list: StoredList<RawJSON, RawJSON>, limits: ServerLimits) throws(ListStoreError) {
+    name = list.name
+    self.limits = limits
+    array = try list.observe()
+    array.subscribe(
+      initialWithVersion: { [state] sections, seq in
+        state.withLock { state in
+          state.sections = sections
+          state.seq = seq
+          state.retainedFrom = seq
+        }
+      },
+      onNext: { [weak self] event in self?.received(event) }
+    ).disposed(by: bag)
+    array.subscribe(
+      onError: { [weak self] error in self?.end(.failed("\(error)")) },
+      onCompleted: { [weak self] in self?.end(.deleted) }
+    ).disposed(by: bag)
+  }
+
+  private func received(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
+    let change = Change(seq: event.version, json: Rendering.json(changeset: event.changeset))
+    let subscribers = state.withLock { state -> [any FeedSubscriber] in
+      state.sections = event.sections
+      state.seq = event.version
+      state.snapshotJSON = nil
+      state.retained.append(change)
+      state.retainedBytes += change.json.utf8.count
+      while state.retained.count > limits.retainedChanges
+        || state.retainedBytes > limits.retainedBytes, let first = state.retained.first
+      {
+        state.retained.removeFirst()
+        state.retainedBytes -= first.json.utf8.count
+        state.retainedFrom = first.seq
+      }
+      return Array(state.subscribers.values)
+    }
+    for subscriber in subscribers { subscriber.feed(self, sent: change) }
+  }
+
+  private func end(_ end: FeedEnd) {
+    let subscribers = state.withLock { state -> [any FeedSubscriber] in
+      guard state.ended == nil else { return [] }
+      state.ended = end
+      defer { state.subscribers = [:] }
+      return Array(state.subscribers.values)
+    }
+    for subscriber in subscribers { subscriber.feed(self, ended: end) }
+  }
+
+  /// How the feed ended, if it did.
+  var ended: FeedEnd? { state.withLock { $0.ended } }
+
+  /// The `show --json` object with `"seq"`, and the position it reflects.
+  func snapshot() -> (json: String, seq: Int64) {
+    state.withLock { state in Self.snapshot(&state, name: name) }
+  }
+
+  private static func snapshot(_ state: inout State, name: String) -> (json: String, seq: Int64) {
+    if let json = state.snapshotJSON { return (json, state.seq) }
+    var json = Rendering.json(list: name, sections: Rendering.stored(state.sections))
+    json.removeLast()
+    json += ",\"seq\":\(state.seq)}"
+    state.snapshotJSON = json
+    return (json, state.seq)
+  }
+
+  /// The position the feed's state reflects.
+  var seq: Int64 { state.withLock { $0.seq } }
+
+  /// What a client at `seq` needs to be in step — the changes after it, or a fresh
+  /// snapshot — and, in the same step so that no change falls between or comes twice,
+  /// registers `subscriber` for what follows.
+  /// - Parameters:
+  ///   - seq: The client's position; `nil` for a client that starts from a snapshot.
+  ///   - databasePosition: The database's position, read after the feed caught up with
+  ///     it, for a `seq` beyond the feed's: a `seq` beyond the database (a restored
+  ///     backup) gets a snapshot.
+  ///   - subscriber: Receives the changes that follow.
+  /// - Returns: The changes after `seq`, or a snapshot to start from.
+  func resume(after seq: Int64?, databasePosition: Int64?, subscriber: (any FeedSubscriber)?)
+    -> Resume
+  {
+    state.withLock { state in
+      if let subscriber, state.ended == nil {
+        state.subscribers[ObjectIdentifier(subscriber)] = subscriber
+        state.idleSince = nil
+      }
+      guard let seq, seq >= state.retainedFrom else {
+        let snapshot = Self.snapshot(&state, name: name)
+        return .reset(json: snapshot.json, seq: snapshot.seq)
+      }
+      if seq > state.seq {
+        // Ahead of what the feed has seen: in step when the database is not behind it
+        // (nothing changed this list up to there).
+        guard let databasePosition, seq <= databasePosition else {
+          let snapshot = Self.snapshot(&state, name: name)
+          return .reset(json: snapshot.json, seq: snapshot.seq)
+        }
+        return .changes([])
+      }
+      return .changes(Array(state.retained.drop { $0.seq <= seq }))
+    }
+  }
+
+  func unsubscribe(_ subscriber: any FeedSubscriber) {
+    state.withLock { state in
+      state.subscribers[ObjectIdentifier(subscriber)] = nil
+      if state.subscribers.isEmpty { state.idleSince = .now }
+    }
+  }
+
+  /// Whether nobody has used the feed for `seconds`.
+  func isIdle(for seconds: Int) -> Bool {
+    state.withLock { state in
+      guard let since = state.idleSince else { return false }
+      return since.duration(to: .now) > .seconds(seconds)
+    }
+  }
+
+  /// How many streams and polls follow the feed.
+  var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+}
+
+/// How a feed ended.
+enum FeedEnd: Sendable {
+  case deleted
+  case failed(String)
+}
+
+/// A stream or long poll that a feed sends its changes to (on the feed's delivering
+/// thread; implementations hand the work to the server's loop).
+protocol FeedSubscriber: AnyObject, Sendable {
+  func feed(_ feed: ListFeed, sent change: ListFeed.Change)
+  func feed(_ feed: ListFeed, ended: FeedEnd)
+}
+
+/// The server's bounds.
+public struct ServerLimits: Sendable {
+  /// The largest request body, in bytes (`--max-body`).
+  public var maxBody = 256 * 1024 * 1024
+  /// Unsent bytes past which a stream is closed as a slow consumer.
+  public var streamBuffer = 8 * 1024 * 1024
+  /// How many changes each feed retains for clients that resume.
+  public var retainedChanges = 10_000
+  /// How many bytes of encoded changes each feed retains for clients that resume.
+  public var retainedBytes = 64 * 1024 * 1024
+  /// Seconds between keep-alive comments on an idle stream.
+  public var keepAliveSeconds = 15
+  /// Seconds a feed with no client stays, for clients that come back.
+  public var idleFeedSeconds = 60
+
+  /// The defaults of the HTTP contract.
+  public init() {}
+}

@@ -1,0 +1,533 @@
+import Dispatch
+import FoundationEssentials
+import ListStore
+import ListStoreFormats
+import Observable2D
+import ReactiveCore
+
+/// `liststore serve`: the HTTP API and change streams of one repository
+/// (docs/http.md). Requests are read and answered by libevent's HTTP server on one loop
+/// thread; the database work runs on a pool of worker threads; each watched list is
+/// observed once (``ListFeed``) and its changes are encoded once for all its clients.
+public final class ListServer: @unchecked Sendable {
+  /// Where and how to serve.
+  public struct Configuration: Sendable {
+    /// The address to listen on (`127.0.0.1` by default).
+    public var host = "127.0.0.1"
+    /// The port; 0 picks a free one (see ``ListServer/port``).
+    public var port = 8040
+    /// The bearer tokens; `nil` serves everyone.
+    public var tokens: Tokens?
+    /// Bounds on bodies, streams and retained changes.
+    public var limits = ServerLimits()
+
+    /// The contract's defaults: loopback, port 8040, no tokens.
+    public init() {}
+  }
+
+  let repository: Repository
+  let configuration: Configuration
+  private let http: HTTPServer
+  /// The server's way to this object, cut when it stops (else the two would keep each
+  /// other alive).
+  private let router = Locked<ListServer?>(nil)
+  let work = DispatchQueue(label: "liststore.server.work", attributes: .concurrent)
+  private let feeds = Locked<[String: ListFeed]>([:])
+  /// Held while a feed is made, so that one list gets one feed.
+  private let feedCreation = Locked<Void>(())
+  /// Open streams and long polls, touched on the loop's thread only.
+  var streams: [ObjectIdentifier: ChangeStream] = [:]
+  private let inFlight = DispatchGroup()
+  private let stopping = Locked(false)
+
+  /// Binds the address; ``run()`` serves.
+  /// - Throws: ``ServerError`` when libevent is missing or the address cannot be bound.
+  public init(repository: Repository, configuration: Configuration) throws(ServerError) {
+    self.repository = repository
+    self.configuration = configuration
+    // The server's handler reaches this object once it is made.
+    let router = self.router
+    http = try HTTPServer(
+      host: configuration.host, port: configuration.port, maxBody: configuration.limits.maxBody
+    ) { request, exchange in
+      router.withLock { $0 }?.accept(request, exchange)
+    }
+    router.withLock { $0 = self }
+    http.loop.onTick = { router.withLock { $0 }?.tick() }
+  }
+
+  /// The port the server listens on.
+  public var port: Int { http.port }
+
+  /// Serves on the calling thread until ``stop()``.
+  public func run() {
+    http.run()
+    router.withLock { $0 = nil }
+  }
+
+  /// Stops: refuses new requests, lets the writes under way finish (or roll back),
+  /// ends every stream, and makes ``run()`` return.
+  public func stop() {
+    stopping.withLock { $0 = true }
+    inFlight.wait()
+    http.loop.execute { [self] in
+      for stream in streams.values { stream.close() }
+      streams = [:]
+    }
+    http.stop()
+  }
+
+  // MARK: - Requests
+
+  private func accept(_ request: HTTPRequest, _ exchange: HTTPExchange) {
+    if stopping.withLock({ $0 }) {
+      exchange.sendNow(.error(503, "stopping", "the server is stopping; try again shortly"))
+      return
+    }
+    inFlight.enter()
+    work.async { [self] in
+      defer { inFlight.leave() }
+      let response: HTTPResponse?
+      do {
+        response = try route(request, exchange)
+      } catch let failure as APIFailure {
+        response = failure.response
+      } catch let error as ListStoreError {
+        response = Self.response(for: error)
+      } catch {
+        response = .error(500, "internal", "\(error)")
+      }
+      if let response { exchange.respond(response) }
+    }
+  }
+
+  /// Answers `request`, or returns `nil` when it became a stream or a held long poll.
+  private func route(_ request: HTTPRequest, _ exchange: HTTPExchange) throws -> HTTPResponse? {
+    guard let path = request.segments else {
+      throw APIFailure(400, "badRequest", "the path is not valid percent-encoded UTF-8")
+    }
+    if path == ["healthz"] { return health() }
+    if path.first != "v1" && path != ["metrics"] {
+      throw APIFailure(404, "notFound", "no such resource: \(request.path)")
+    }
+    let access = try authorize(request)
+    if path == ["metrics"] { return try metrics(request) }
+    let method = request.method == "HEAD" ? "GET" : request.method
+    func needsWrite() throws {
+      guard access == .write else {
+        throw APIFailure(403, "forbidden", "this token may read but not write")
+      }
+    }
+    let rest = Array(path.dropFirst())
+    /// The `*` segments of `pattern` when `rest` matches it.
+    func match(_ pattern: String...) -> [String]? {
+      guard rest.count == pattern.count else { return nil }
+      var captured: [String] = []
+      for (segment, expected) in zip(rest, pattern) {
+        if expected == "*" {
+          captured.append(segment)
+        } else if segment != expected {
+          return nil
+        }
+      }
+      return captured
+    }
+    if match("lists") != nil {
+      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
+      return .json(200, "{\"lists\":" + Rendering.json(lists: try repository.lists()) + "}")
+    }
+    if let name = match("lists", "*")?[0] {
+      switch method {
+      case "GET":
+        let snapshot = try feed(name).snapshot()
+        return .json(200, snapshot.json, headers: [("ETag", "\"\(snapshot.seq)\"")])
+      case "PUT":
+        try needsWrite()
+        return try createList(name, request)
+      case "DELETE":
+        try needsWrite()
+        _ = try written { try repository.deleteList(name) }
+        return HTTPResponse(status: 204)
+      default: throw Self.notAllowed(request, allow: "GET, PUT, DELETE")
+      }
+    }
+    if let name = match("lists", "*", "changes")?[0] {
+      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
+      return try changes(name, request, exchange)
+    }
+    if let name = match("lists", "*", "sections")?[0] {
+      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
+      try needsWrite()
+      return try addSection(name, request)
+    }
+    if let captured = match("lists", "*", "sections", "*", "items") {
+      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
+      try needsWrite()
+      return try addItem(captured[0], section: try id(captured[1], "section"), request)
+    }
+    if let captured = match("lists", "*", "items", "*") {
+      let id = try id(captured[1], "item")
+      switch method {
+      case "PATCH":
+        try needsWrite()
+        return try changeItem(captured[0], id: id, request)
+      case "DELETE":
+        try needsWrite()
+        let list = try list(captured[0])
+        let seq = try written { try list.removeItem(id: id) }.seq
+        return .json(200, "{\"seq\":\(seq)}")
+      default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
+      }
+    }
+    if let captured = match("lists", "*", "sections", "*") {
+      let id = try id(captured[1], "section")
+      switch method {
+      case "PATCH":
+        try needsWrite()
+        return try changeSection(captured[0], id: id, request)
+      case "DELETE":
+        try needsWrite()
+        let list = try list(captured[0])
+        let seq = try written { try list.removeSection(id: id) }.seq
+        return .json(200, "{\"seq\":\(seq)}")
+      default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
+      }
+    }
+    throw APIFailure(404, "notFound", "no such resource: \(request.path)")
+  }
+
+  private static func notAllowed(_ request: HTTPRequest, allow: String) -> APIFailure {
+    APIFailure(
+      405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); use \(allow)",
+      headers: [("Allow", allow)])
+  }
+
+  private func health() -> HTTPResponse {
+    do {
+      _ = try repository.changeLogPosition()
+      return HTTPResponse(
+        status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")],
+        body: Array("ok\n".utf8))
+    } catch {
+      return .error(
+        503, "unavailable", "the database does not answer: \(error)",
+        headers: [("Retry-After", "1")])
+    }
+  }
+
+  private func metrics(_ request: HTTPRequest) throws -> HTTPResponse {
+    let counts = http.statusCounts.withLock { $0 }
+    let feeds = feeds.withLock { Array($0.values) }
+    let position = try? repository.changeLogPosition()
+    var lines = [
+      "# HELP liststore_http_responses_total Responses sent, by status.",
+      "# TYPE liststore_http_responses_total counter",
+    ]
+    for (status, count) in counts.sorted(by: { $0.key < $1.key }) {
+      lines.append("liststore_http_responses_total{status=\"\(status)\"} \(count)")
+    }
+    lines += [
+      "# HELP liststore_open_streams Change streams and long polls open.",
+      "# TYPE liststore_open_streams gauge",
+      "liststore_open_streams \(feeds.reduce(0) { $0 + $1.subscriberCount })",
+      "# HELP liststore_watched_lists Lists observed for clients.",
+      "# TYPE liststore_watched_lists gauge",
+      "liststore_watched_lists \(feeds.count)",
+      "# HELP liststore_feed_lag_entries How far the slowest feed is behind the database, in log entries.",
+      "# TYPE liststore_feed_lag_entries gauge",
+      "liststore_feed_lag_entries \(position.map { p in feeds.map { max(0, p - $0.seq) }.max() ?? 0 } ?? 0)",
+    ]
+    return HTTPResponse(
+      status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+      body: Array((lines.joined(separator: "\n") + "\n").utf8))
+  }
+
+  private func authorize(_ request: HTTPRequest) throws -> Tokens.Access {
+    guard let tokens = configuration.tokens else { return .write }
+    var token: String?
+    if let header = request.headers["authorization"] {
+      let parts = header.split(separator: " ", maxSplits: 1)
+      if parts.count == 2, parts[0].lowercased() == "bearer" {
+        token = String(parts[1]).trimmingSpaces()
+      }
+    }
+    token = token ?? request.query["access_token"]
+    guard let token else {
+      throw APIFailure(
+        401, "unauthorized", "this server needs a token: send 'Authorization: Bearer TOKEN'",
+        headers: [("WWW-Authenticate", "Bearer")])
+    }
+    guard let access = tokens.access(for: token) else {
+      throw APIFailure(
+        401, "unauthorized", "the token is not known to this server",
+        headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+    }
+    return access
+  }
+
+  // MARK: - Lists and rows
+
+  func list(_ name: String) throws -> StoredList<RawJSON, RawJSON> {
+    try repository.list(name, metadata: RawJSON.self, item: RawJSON.self)
+  }
+
+  /// Runs `body` as one transaction and returns its result with the position of its
+  /// commit.
+  func written<Result: Sendable>(_ body: () throws -> Result) throws -> (result: Result, seq: Int64)
+  {
+    try repository.write {
+      let result = try body()
+      return (result, try repository.changeLogPosition())
+    }
+  }
+
+  private func createList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    let body = request.body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+    if body.isEmpty {
+      let seq = try written { _ = try repository.createList(name) }.seq
+      return .json(201, "{\"list\":" + JSONText.quote(name) + ",\"seq\":\(seq)}")
+    }
+    try requireJSON(request)
+    let file = try ImportFile.parse(request.body, name: "the body")
+    let seq = try written { _ = try repository.createList(name, contents: file.sections) }.seq
+    return .json(201, "{\"list\":" + JSONText.quote(name) + ",\"seq\":\(seq)}")
+  }
+
+  private func addSection(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    let body = try JSONBody(request)
+    let metadata = try body.metadata()
+    let list = try list(name)
+    let placement = try Placement(request.query)
+    let (id, seq) = try written { () throws -> Int64 in
+      switch placement {
+      case .end: try list.appendSection(metadata)
+      case .at(let index): try list.insert(section: metadata, at: index)
+      case .before(let neighbor): try list.insert(section: metadata, before: neighbor)
+      case .after(let neighbor): try list.insert(section: metadata, after: neighbor)
+      }
+    }
+    return .json(201, "{\"id\":\(id),\"seq\":\(seq)}")
+  }
+
+  private func addItem(_ name: String, section: Int64, _ request: HTTPRequest) throws
+    -> HTTPResponse
+  {
+    let body = try JSONBody(request)
+    let value = try body.required("value")
+    let list = try list(name)
+    let placement = try Placement(request.query)
+    let (id, seq) = try written { () throws -> Int64 in
+      switch placement {
+      case .end: try list.appendItem(value, toSectionWithID: section)
+      case .at(let row): try list.insert(item: value, atRow: row, inSectionWithID: section)
+      case .before(let neighbor): try list.insert(item: value, before: neighbor)
+      case .after(let neighbor): try list.insert(item: value, after: neighbor)
+      }
+    }
+    return .json(201, "{\"id\":\(id),\"seq\":\(seq)}")
+  }
+
+  private func changeItem(_ name: String, id: Int64, _ request: HTTPRequest) throws -> HTTPResponse
+  {
+    let body = try JSONBody(request)
+    let value = body.optional("value")
+    let move = try body.move()
+    guard value != nil || move != nil else {
+      throw APIFailure(
+        400, "badRequest",
+        "give \"value\", or a move: \"section\" with \"at\", \"before\" or \"after\"")
+    }
+    let list = try list(name)
+    let seq = try written {
+      if let value { try list.replaceItem(id: id, with: value) }
+      if let move {
+        switch move.placement {
+        case .before(let neighbor): try list.moveItem(id: id, before: neighbor)
+        case .after(let neighbor): try list.moveItem(id: id, after: neighbor)
+        case .at(let row):
+          let section = try list.index(ofSectionWithID: move.section)
+          try list.moveItem(id: id, to: IndexPath(item: row, section: section))
+        case .end:
+          let section = try list.index(ofSectionWithID: move.section)
+          let count = try list.numberOfItems(inSection: section)
+          let current = try list.sectionID(ofItem: id)
+          try list.moveItem(
+            id: id,
+            to: IndexPath(item: current == move.section ? count - 1 : count, section: section))
+        }
+      }
+    }.seq
+    return .json(200, "{\"seq\":\(seq)}")
+  }
+
+  private func changeSection(_ name: String, id: Int64, _ request: HTTPRequest) throws
+    -> HTTPResponse
+  {
+    let body = try JSONBody(request)
+    let metadata = body.hasMetadata ? try body.metadata() : nil
+    let placement = try Placement(body: body)
+    guard metadata != nil || placement != .end else {
+      throw APIFailure(
+        400, "badRequest",
+        "give \"header\"/\"footer\" or \"metadata\", or a move: \"at\", \"before\" or \"after\"")
+    }
+    let list = try list(name)
+    let seq = try written {
+      if let metadata { try list.setMetadata(metadata, forSectionWithID: id) }
+      switch placement {
+      case .end: break
+      case .at(let index): try list.moveSection(id: id, to: index)
+      case .before(let neighbor): try list.moveSection(id: id, before: neighbor)
+      case .after(let neighbor): try list.moveSection(id: id, after: neighbor)
+      }
+    }.seq
+    return .json(200, "{\"seq\":\(seq)}")
+  }
+
+  private func id(_ text: String, _ kind: String) throws -> Int64 {
+    guard let id = Int64(text), id > 0 else {
+      throw APIFailure(
+        404, "notFound", "no \(kind) with id \(text): ids are positive whole numbers")
+    }
+    return id
+  }
+
+  // MARK: - Feeds
+
+  /// The feed of list `name`, started on first use.
+  func feed(_ name: String) throws -> ListFeed {
+    if let feed = feeds.withLock({ $0[name] }), feed.ended == nil { return feed }
+    return try feedCreation.withLock { _ in
+      if let feed = feeds.withLock({ $0[name] }), feed.ended == nil { return feed }
+      let feed = try ListFeed(list: try list(name), limits: configuration.limits)
+      feeds.withLock { $0[name] = feed }
+      return feed
+    }
+  }
+
+  /// Drops the feeds nobody used for a while, and the ended ones.
+  func dropIdleFeeds() {
+    let seconds = configuration.limits.idleFeedSeconds
+    feeds.withLock { feeds in
+      feeds = feeds.filter { $0.value.ended == nil && !$0.value.isIdle(for: seconds) }
+    }
+  }
+
+  func forget(_ feed: ListFeed) {
+    feeds.withLock { feeds in
+      if feeds[feed.name] === feed { feeds[feed.name] = nil }
+    }
+  }
+
+  // MARK: - Errors
+
+  static func response(for error: ListStoreError) -> HTTPResponse {
+    let message = "\(error)"
+    switch error {
+    case .listNotFound, .sectionNotFound, .itemNotFound:
+      return .error(404, "notFound", message)
+    case .listExists:
+      return .error(409, "conflict", message)
+    case .busy:
+      return .error(503, "busy", message, headers: [("Retry-After", "1")])
+    case .serverUnreachable:
+      return .error(503, "unavailable", message, headers: [("Retry-After", "1")])
+    case .invalidJSON, .invalidImport, .emptyName, .duplicateID:
+      return .error(400, "badRequest", message)
+    case .sectionOutOfRange, .itemOutOfRange, .insertionOutOfRange, .sectionInsertionOutOfRange,
+      .invalidIndexPath:
+      return .error(422, "unprocessable", message)
+    case .readOnly:
+      return .error(503, "readOnly", message)
+    default:
+      return error.isTransient
+        ? .error(503, "unavailable", message, headers: [("Retry-After", "1")])
+        : .error(500, "internal", message)
+    }
+  }
+}
+
+/// A request that cannot be carried out, as the status and body to answer with.
+struct APIFailure: Error {
+  var response: HTTPResponse
+
+  init(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) {
+    response = .error(status, code, message, headers: headers)
+  }
+}
+
+extension String {
+  func trimmingSpaces() -> String {
+    String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+  }
+}
+
+// MARK: - The change stream
+
+extension ListServer {
+  /// `GET /v1/lists/{name}/changes`: a server-sent event stream, or a long poll.
+  func changes(_ name: String, _ request: HTTPRequest, _ exchange: HTTPExchange) throws
+    -> HTTPResponse?
+  {
+    let feed = try feed(name)
+    let wantsEvents = request.headers["accept"]?.contains("text/event-stream") == true
+    var after: Int64?
+    if let text = request.query["after"] ?? request.headers["last-event-id"] {
+      guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
+        throw APIFailure(400, "badRequest", "after=\(text) must be a seq: a whole number from 0")
+      }
+      after = value
+    }
+    var wait = 30.0
+    if let text = request.query["wait"] {
+      guard let seconds = Double(text), seconds >= 0, seconds <= 300 else {
+        throw APIFailure(
+          400, "badRequest", "wait=\(text) must be a number of seconds from 0 to 300")
+      }
+      wait = seconds
+    }
+    if !wantsEvents && after == nil {
+      throw APIFailure(
+        400, "badRequest",
+        "a long poll needs after=SEQ (a snapshot's seq); ask with 'Accept: text/event-stream' for a stream that starts with a snapshot"
+      )
+    }
+    // A position beyond the feed's: catch up with the database first, and tell whether
+    // the database is behind it (a restored backup).
+    var position: Int64?
+    if let after, after > feed.seq {
+      repository.synchronizeObservers()
+      position = try repository.changeLogPosition()
+    }
+    let kind: ChangeStream.Kind =
+      wantsEvents ? .events : .poll(deadline: .now + .milliseconds(Int(wait * 1000)))
+    let stream = ChangeStream(server: self, exchange: exchange, feed: feed, kind: kind)
+    switch feed.resume(after: after, databasePosition: position, subscriber: stream) {
+    case .reset(let json, let seq):
+      guard wantsEvents else {
+        feed.unsubscribe(stream)
+        throw APIFailure(
+          409, "mustRefetch",
+          "the changes after \(after ?? 0) are no longer retained: fetch the list again and follow it from its seq"
+        )
+      }
+      let event = (after == nil ? "snapshot" : "reset")
+      http.loop.execute { stream.start(first: ["event: \(event)\nid: \(seq)\ndata: \(json)\n\n"]) }
+    case .changes(let missed):
+      if !wantsEvents && !missed.isEmpty {
+        feed.unsubscribe(stream)
+        return ChangeStream.pollAnswer(missed, seq: missed.last?.seq ?? feed.seq)
+      }
+      let first = missed.map(ChangeStream.event)
+      http.loop.execute { stream.start(first: first) }
+    }
+    return nil
+  }
+
+  /// Once a second, on the loop's thread.
+  func tick() {
+    let now = ContinuousClock.now
+    for stream in streams.values { stream.tick(now: now) }
+    dropIdleFeeds()
+  }
+}

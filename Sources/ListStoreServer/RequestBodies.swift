@@ -1,0 +1,137 @@
+import ListStore
+import ListStoreFormats
+
+/// A request's JSON object body, parsed once, with its members by name.
+struct JSONBody {
+  let bytes: [UInt8]
+  private var members: [String: JSONSyntax.Node] = [:]
+
+  init(_ request: HTTPRequest) throws {
+    try requireJSON(request)
+    bytes = request.body
+    if bytes.isEmpty { return }
+    let root: JSONSyntax.Node
+    do {
+      root = try JSONSyntax.parse(bytes)
+    } catch {
+      throw APIFailure(
+        400, "badRequest",
+        "the body is not valid JSON: \(error.message) at \(error.place(in: bytes))")
+    }
+    guard case .object(let pairs) = root.kind else {
+      throw APIFailure(
+        400, "badRequest", "the body must be a JSON object, not \(root.kindDescription(in: bytes))")
+    }
+    for (key, value) in pairs { members[key] = value }
+  }
+
+  /// A member's JSON text, compact, or `nil` when it is absent.
+  func optional(_ key: String) -> RawJSON? {
+    members[key].map { RawJSON(JSONText.singleLine($0.text(in: bytes))) }
+  }
+
+  func required(_ key: String) throws -> RawJSON {
+    guard let value = optional(key) else {
+      throw APIFailure(400, "badRequest", "the body needs \"\(key)\"")
+    }
+    return value
+  }
+
+  /// A whole number member; `nil` when absent.
+  func integer(_ key: String) throws -> Int64? {
+    guard let node = members[key] else { return nil }
+    guard case .number = node.kind, let value = Int64(node.text(in: bytes)) else {
+      throw APIFailure(400, "badRequest", "\"\(key)\" must be a whole number")
+    }
+    return value
+  }
+
+  var hasMetadata: Bool {
+    members["metadata"] != nil || members["header"] != nil || members["footer"] != nil
+  }
+
+  /// A section's metadata: `{"metadata": any}`, or `{"header": "…", "footer": "…"|null}`.
+  func metadata() throws -> RawJSON {
+    if let metadata = optional("metadata") { return metadata }
+    guard let header = members["header"], let text = header.string(in: bytes) else {
+      throw APIFailure(400, "badRequest", "a section needs \"header\" (a string) or \"metadata\"")
+    }
+    var footer: String?
+    if let node = members["footer"] {
+      if case .null = node.kind {
+      } else if let text = node.string(in: bytes) {
+        footer = text
+      } else {
+        throw APIFailure(400, "badRequest", "\"footer\" must be a string or null")
+      }
+    }
+    return Rendering.metadataJSON(header: text, footer: footer)
+  }
+
+  /// An item's move: `"section"` and one of `"at"`, `"before"`, `"after"`.
+  func move() throws -> (section: Int64, placement: Placement)? {
+    guard let section = try integer("section") else {
+      if members["at"] != nil || members["before"] != nil || members["after"] != nil {
+        throw APIFailure(
+          400, "badRequest", "a move needs \"section\", the id of the section to move to")
+      }
+      return nil
+    }
+    return (section, try Placement(body: self))
+  }
+
+  fileprivate func placementMembers() throws -> (at: Int64?, before: Int64?, after: Int64?) {
+    (try integer("at"), try integer("before"), try integer("after"))
+  }
+}
+
+/// Where a new or moved row goes: at the end, at an index, or next to a row by id.
+enum Placement: Equatable {
+  case end
+  case at(Int)
+  case before(Int64)
+  case after(Int64)
+
+  /// From `?at=N`, `?before=ID` or `?after=ID`.
+  init(_ query: [String: String]) throws {
+    func number(_ key: String) throws -> Int64? {
+      guard let text = query[key] else { return nil }
+      guard let value = Int64(text) else {
+        throw APIFailure(400, "badRequest", "\(key)=\(text) must be a whole number")
+      }
+      return value
+    }
+    try self.init(at: number("at"), before: number("before"), after: number("after"))
+  }
+
+  /// From a body's `"at"`, `"before"` or `"after"`.
+  init(body: JSONBody) throws {
+    let members = try body.placementMembers()
+    try self.init(at: members.at, before: members.before, after: members.after)
+  }
+
+  private init(at: Int64?, before: Int64?, after: Int64?) throws {
+    switch (at, before, after) {
+    case (nil, nil, nil): self = .end
+    case (let at?, nil, nil):
+      guard at >= 0, at <= Int64(Int32.max) else {
+        throw APIFailure(422, "unprocessable", "at=\(at) is out of range: use a zero-based index")
+      }
+      self = .at(Int(at))
+    case (nil, let before?, nil): self = .before(before)
+    case (nil, nil, let after?): self = .after(after)
+    default:
+      throw APIFailure(400, "badRequest", "give one of at, before and after")
+    }
+  }
+}
+
+/// Refuses a body that says it is not JSON.
+func requireJSON(_ request: HTTPRequest) throws {
+  guard !request.body.isEmpty, let type = request.headers["content-type"] else { return }
+  let media =
+    type.split(separator: ";").first.map { String($0).trimmingSpaces().lowercased() } ?? ""
+  guard media == "application/json" || media.hasSuffix("+json") else {
+    throw APIFailure(415, "unsupportedMediaType", "send the body as application/json, not \(media)")
+  }
+}

@@ -1,0 +1,197 @@
+import Foundation
+
+/// `liststore serve` in a process of its own, on a free loopback port.
+public final class ServerProcess: @unchecked Sendable {
+  /// The process and its output lines.
+  public let output: WatchProcess
+  /// The port it listens on.
+  public let port: Int
+
+  /// `http://127.0.0.1:PORT`.
+  public var base: String { "http://127.0.0.1:\(port)" }
+
+  /// Starts `liststore --db location serve --listen 127.0.0.1:0 arguments…` and waits for
+  /// its `listening on` line.
+  /// - Throws: When it does not start listening.
+  public init(location: String, arguments: [String] = [], environment: [String: String] = [:])
+    throws
+  {
+    output = try WatchProcess(
+      [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments,
+      environment: environment)
+    output.wait { lines, _ in !lines.isEmpty }
+    guard let line = output.lines.first, line.hasPrefix("listening on http://127.0.0.1:"),
+      let port = Int(line.split(separator: ":").last ?? "")
+    else {
+      output.stop()
+      throw ServerStartError(description: "serve did not start: \(output.lines) \(output.errors)")
+    }
+    self.port = port
+  }
+
+  /// Stops it with SIGTERM and returns its exit status.
+  @discardableResult
+  public func stop() -> Int32 {
+    output.stop()
+    return output.process.terminationStatus
+  }
+}
+
+/// Why a server process did not start.
+public struct ServerStartError: Error, CustomStringConvertible {
+  /// What happened.
+  public var description: String
+}
+
+/// An HTTP response as the tests read it.
+public struct HTTPResult: CustomStringConvertible, Sendable {
+  /// The status code.
+  public var status: Int
+  /// The headers, by lowercased name.
+  public var headers: [String: String]
+  /// The body.
+  public var body: String
+
+  /// The body parsed as a JSON object.
+  public var object: [String: Any]? {
+    (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any]
+  }
+
+  /// The status, headers and body, for failure messages.
+  public var description: String { "\(status) \(headers) \(body)" }
+}
+
+/// Makes one request with the `curl` program and returns the response.
+/// - Parameters:
+///   - method: `GET`, `POST`, …
+///   - url: The whole URL.
+///   - body: The body, sent as JSON unless `headers` names another type.
+///   - headers: Request headers.
+/// - Returns: The status, headers and body.
+/// - Throws: When `curl` cannot run or gets no HTTP response.
+public func http(
+  _ method: String, _ url: String, body: String? = nil, headers: [String: String] = [:]
+) throws -> HTTPResult {
+  var arguments = ["-s", "-i", "-X", method, "--max-time", "30", url]
+  var headers = headers
+  if body != nil && headers["Content-Type"] == nil {
+    headers["Content-Type"] = "application/json"
+  }
+  for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+    arguments += ["-H", "\(name): \(value)"]
+  }
+  if body != nil { arguments += ["--data-binary", "@-"] }
+  let result = try run("/usr/bin/env", ["curl"] + arguments, input: body)
+  var text = result.stdout
+  // Interim responses (100 Continue) come first.
+  while text.hasPrefix("HTTP/1.1 100") {
+    guard let end = text.range(of: "\r\n\r\n") else { break }
+    text = String(text[end.upperBound...])
+  }
+  guard let end = text.range(of: "\r\n\r\n") else {
+    throw ServerStartError(description: "no HTTP response from \(url): \(result)")
+  }
+  let head = text[..<end.lowerBound].components(separatedBy: "\r\n")
+  let status = Int(head.first?.split(separator: " ").dropFirst().first ?? "") ?? 0
+  var parsed: [String: String] = [:]
+  for line in head.dropFirst() {
+    guard let colon = line.firstIndex(of: ":") else { continue }
+    parsed[line[..<colon].lowercased()] = line[line.index(after: colon)...]
+      .trimmingCharacters(in: .whitespaces)
+  }
+  return HTTPResult(status: status, headers: parsed, body: String(text[end.upperBound...]))
+}
+
+/// A server-sent event.
+public struct ServerSentEvent: Equatable, Sendable {
+  /// Its `event:` field (`message` when it has none).
+  public var event: String
+  /// Its `id:` field.
+  public var id: String?
+  /// Its `data:` lines, joined by newlines.
+  public var data: String
+
+  /// An event with these fields.
+  public init(event: String, id: String?, data: String) {
+    self.event = event
+    self.id = id
+    self.data = data
+  }
+}
+
+/// A change stream read by `curl -sN`, parsed into events as they arrive.
+public final class EventStreamClient: @unchecked Sendable {
+  /// The `curl` process and its output lines.
+  public let process: WatchProcess
+
+  /// Opens `url` with `Accept: text/event-stream` and `headers`.
+  public init(_ url: String, headers: [String: String] = [:]) throws {
+    var arguments = ["-sN", "-H", "Accept: text/event-stream"]
+    for (name, value) in headers { arguments += ["-H", "\(name): \(value)"] }
+    process = try WatchProcess(["/usr/bin/env", "curl"] + arguments + [url])
+  }
+
+  /// The events received so far.
+  public var events: [ServerSentEvent] { Self.parse(process.lines) }
+
+  /// Parses the lines of a stream into its whole events (comments and `retry:` left out).
+  public static func parse(_ lines: [String]) -> [ServerSentEvent] {
+    var events: [ServerSentEvent] = []
+    var current: ServerSentEvent?
+    for line in lines {
+      if line.isEmpty {
+        if let event = current { events.append(event) }
+        current = nil
+      } else if line.hasPrefix(":") || line.hasPrefix("retry:") {
+        continue
+      } else if let colon = line.firstIndex(of: ":") {
+        let field = String(line[..<colon])
+        var value = String(line[line.index(after: colon)...])
+        if value.hasPrefix(" ") { value.removeFirst() }
+        var event = current ?? ServerSentEvent(event: "message", id: nil, data: "")
+        switch field {
+        case "event": event.event = value
+        case "id": event.id = value
+        case "data": event.data += (event.data.isEmpty ? "" : "\n") + value
+        default: break
+        }
+        current = event
+      }
+    }
+    return events
+  }
+
+  /// Waits until `condition` holds for the events (bounded by ``TestLimits``).
+  @discardableResult
+  public func wait(until condition: ([ServerSentEvent]) -> Bool) -> Bool {
+    process.wait { lines, _ in condition(Self.parse(lines)) }
+  }
+
+  /// What replaying the events gives: the last snapshot or reset with the changes after
+  /// it applied, without its `seq` (as `show --json` prints it).
+  public func replayed() throws -> NSDictionary? {
+    try Self.replay(events)
+  }
+
+  /// See ``replayed()``.
+  public static func replay(_ events: [ServerSentEvent]) throws -> NSDictionary? {
+    guard let start = events.lastIndex(where: { $0.event == "snapshot" || $0.event == "reset" })
+    else { return nil }
+    guard
+      var snapshot = try JSONSerialization.jsonObject(with: Data(events[start].data.utf8))
+        as? [String: Any]
+    else { return nil }
+    snapshot["seq"] = nil
+    var lines = [
+      String(
+        decoding: try JSONSerialization.data(withJSONObject: ["snapshot": snapshot]), as: UTF8.self)
+    ]
+    for event in events[(start + 1)...] where event.event == "changes" {
+      lines.append("{\"changes\":" + event.data + "}")
+    }
+    return try replayWatch(lines.joined(separator: "\n"))
+  }
+
+  /// Ends `curl` (with SIGKILL: it inherits the test runner's blocked SIGTERM).
+  public func stop() { process.stop(signal: SIGKILL) }
+}
