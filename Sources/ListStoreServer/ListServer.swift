@@ -146,10 +146,21 @@ public final class ListServer: @unchecked Sendable {
         return try createList(name, request)
       case "DELETE":
         try needsWrite()
-        _ = try written { try repository.deleteList(name) }
+        let list = try list(name)
+        _ = try written(request, list) { try repository.deleteList(name) }
         return HTTPResponse(status: 204)
       default: throw Self.notAllowed(request, allow: "GET, PUT, DELETE")
       }
+    }
+    if let name = match("lists", "*", "batch")?[0] {
+      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
+      try needsWrite()
+      return try batch(name, request)
+    }
+    if let name = match("lists", "*", "contents")?[0] {
+      guard method == "PUT" else { throw Self.notAllowed(request, allow: "PUT") }
+      try needsWrite()
+      return try replaceContents(name, request)
     }
     if let name = match("lists", "*", "changes")?[0] {
       guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
@@ -174,7 +185,7 @@ public final class ListServer: @unchecked Sendable {
       case "DELETE":
         try needsWrite()
         let list = try list(captured[0])
-        let seq = try written { try list.removeItem(id: id) }.seq
+        let seq = try written(request, list) { try list.removeItem(id: id) }.seq
         return .json(200, "{\"seq\":\(seq)}")
       default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
       }
@@ -188,7 +199,7 @@ public final class ListServer: @unchecked Sendable {
       case "DELETE":
         try needsWrite()
         let list = try list(captured[0])
-        let seq = try written { try list.removeSection(id: id) }.seq
+        let seq = try written(request, list) { try list.removeSection(id: id) }.seq
         return .json(200, "{\"seq\":\(seq)}")
       default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
       }
@@ -272,13 +283,48 @@ public final class ListServer: @unchecked Sendable {
   }
 
   /// Runs `body` as one transaction and returns its result with the position of its
-  /// commit.
-  func written<Result: Sendable>(_ body: () throws -> Result) throws -> (result: Result, seq: Int64)
-  {
-    try repository.write {
+  /// commit. With `list`, the request's `If-Match: "S"` is checked first, in the same
+  /// transaction: 412 when the list changed after `S` or that can no longer be told.
+  func written<Result: Sendable>(
+    _ request: HTTPRequest? = nil, _ list: StoredList<RawJSON, RawJSON>? = nil,
+    _ body: () throws -> Result
+  ) throws -> (result: Result, seq: Int64) {
+    let expected = try request.flatMap(Self.ifMatch)
+    return try repository.write {
+      if let expected, let list {
+        switch try list.hasChanged(after: expected) {
+        case false?: break
+        case true?:
+          throw APIFailure(
+            412, "preconditionFailed",
+            "\(quoted(list.name)) changed after \(expected): read it again and retry")
+        case nil:
+          throw APIFailure(
+            412, "preconditionFailed",
+            "whether \(quoted(list.name)) changed after \(expected) can no longer be told: "
+              + "read it again and retry")
+        }
+      }
       let result = try body()
       return (result, try repository.changeLogPosition())
     }
+  }
+
+  /// The seq of `If-Match: "S"` (or `W/"S"`, or `S`); `nil` without the header or for `*`.
+  static func ifMatch(_ request: HTTPRequest) throws -> Int64? {
+    guard var text = request.headers["if-match"]?.trimmingSpaces() else { return nil }
+    if text == "*" { return nil }
+    if text.hasPrefix("W/") { text.removeFirst(2) }
+    if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
+      text = String(text.dropFirst().dropLast())
+    }
+    guard let seq = Int64(text), seq >= 0, text.allSatisfy(\.isASCII) else {
+      throw APIFailure(
+        400, "badRequest",
+        "If-Match must be a snapshot's ETag, like \"42\" (the list's seq); got \(request.headers["if-match"] ?? "")"
+      )
+    }
+    return seq
   }
 
   private func createList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
@@ -298,7 +344,7 @@ public final class ListServer: @unchecked Sendable {
     let metadata = try body.metadata()
     let list = try list(name)
     let placement = try Placement(request.query)
-    let (id, seq) = try written { () throws -> Int64 in
+    let (id, seq) = try written(request, list) { () throws -> Int64 in
       switch placement {
       case .end: try list.appendSection(metadata)
       case .at(let index): try list.insert(section: metadata, at: index)
@@ -316,7 +362,7 @@ public final class ListServer: @unchecked Sendable {
     let value = try body.required("value")
     let list = try list(name)
     let placement = try Placement(request.query)
-    let (id, seq) = try written { () throws -> Int64 in
+    let (id, seq) = try written(request, list) { () throws -> Int64 in
       switch placement {
       case .end: try list.appendItem(value, toSectionWithID: section)
       case .at(let row): try list.insert(item: value, atRow: row, inSectionWithID: section)
@@ -338,7 +384,7 @@ public final class ListServer: @unchecked Sendable {
         "give \"value\", or a move: \"section\" with \"at\", \"before\" or \"after\"")
     }
     let list = try list(name)
-    let seq = try written {
+    let seq = try written(request, list) {
       if let value { try list.replaceItem(id: id, with: value) }
       if let move {
         switch move.placement {
@@ -372,7 +418,7 @@ public final class ListServer: @unchecked Sendable {
         "give \"header\"/\"footer\" or \"metadata\", or a move: \"at\", \"before\" or \"after\"")
     }
     let list = try list(name)
-    let seq = try written {
+    let seq = try written(request, list) {
       if let metadata { try list.setMetadata(metadata, forSectionWithID: id) }
       switch placement {
       case .end: break
@@ -382,6 +428,117 @@ public final class ListServer: @unchecked Sendable {
       }
     }.seq
     return .json(200, "{\"seq\":\(seq)}")
+  }
+
+  /// `POST …/batch`: `liststore batch`'s operations, a JSON array or JSON lines, in one
+  /// transaction; answers the id each one created or touched.
+  private func batch(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    let operations = try Self.operations(request)
+    let list = try list(name)
+    let (ids, seq) = try written(request, list) { () throws -> [Int64] in
+      var ids: [Int64] = []
+      ids.reserveCapacity(operations.count)
+      for (number, operation) in operations.enumerated() {
+        let place = "operation \(number + 1) (nothing was applied)"
+        do {
+          ids.append(try operation.perform(on: list, reporting: .id).id)
+        } catch let error as ListStoreError {
+          throw APIFailure(Self.response(for: error, place: place))
+        } catch let error as OperationError {
+          throw APIFailure(422, "unprocessable", "\(place): \(error.message)")
+        }
+      }
+      return ids
+    }
+    return .json(
+      200, "{\"seq\":\(seq),\"ids\":[" + ids.map(String.init).joined(separator: ",") + "]}")
+  }
+
+  /// A batch's operations: the elements of a JSON array, or the lines of
+  /// `application/x-ndjson` (blank lines skipped).
+  static func operations(_ request: HTTPRequest) throws -> [ListOperation] {
+    let bytes = request.body
+    let media = mediaType(request)
+    if ["application/x-ndjson", "application/jsonl", "application/jsonlines"].contains(media) {
+      var operations: [ListOperation] = []
+      var number = 0
+      var start = 0
+      while start < bytes.count {
+        let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.count
+        number += 1
+        let line = bytes[start..<end]
+        start = end + 1
+        guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+        do {
+          operations.append(try ListOperation(line: line))
+        } catch {
+          throw APIFailure(
+            400, "badRequest",
+            "line \(number)" + (error.column.map { ", column \($0)" } ?? "")
+              + " (nothing was applied): \(error.message)")
+        }
+      }
+      return operations
+    }
+    try requireJSON(request, alsoAccepting: "application/x-ndjson")
+    let root: JSONSyntax.Node
+    do {
+      root = try JSONSyntax.parse(bytes)
+    } catch {
+      throw APIFailure(
+        400, "badRequest",
+        "the body is not valid JSON: \(error.message) at \(error.place(in: bytes))")
+    }
+    guard case .array(let elements) = root.kind else {
+      throw APIFailure(
+        400, "badRequest",
+        "the body must be a JSON array of operations (or JSON lines sent as "
+          + "application/x-ndjson), not \(root.kindDescription(in: bytes))")
+    }
+    var operations: [ListOperation] = []
+    operations.reserveCapacity(elements.count)
+    for (number, node) in elements.enumerated() {
+      do {
+        operations.append(try ListOperation(line: bytes[node.range]))
+      } catch {
+        throw APIFailure(
+          400, "badRequest", "operation \(number + 1) (nothing was applied): \(error.message)")
+      }
+    }
+    return operations
+  }
+
+  /// `PUT …/contents`: `import --replace` of the body, writing only what differs.
+  private func replaceContents(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    try requireJSON(request)
+    var sink = CollectingSink()
+    var reader = ImportReader(stream: JSONStream(bytes: request.body), name: "the body")
+    try reader.read(into: &sink)
+    let existing: StoredList<RawJSON, RawJSON>?
+    do {
+      existing = try list(name)
+    } catch ListStoreError.listNotFound {
+      if try Self.ifMatch(request) != nil {
+        throw APIFailure(412, "preconditionFailed", "there is no list named \(quoted(name))")
+      }
+      existing = nil
+    }
+    let (changeset, seq) = try written(request, existing) {
+      try repository.replaceContents(ofList: name, with: sink.sections)
+    }
+    let sections = changeset.insertedSections
+    let counts = [
+      (
+        "added",
+        changeset.insertedItems.count + sections.count
+          + sections.reduce(0) { $0 + $1.items.count }
+      ),
+      ("removed", changeset.deletedItems.count + changeset.deletedSections.count),
+      ("changed", changeset.updatedItems.count + changeset.updatedSections.count),
+      ("moved", changeset.movedItems.count + changeset.movedSections.count),
+    ]
+    return .json(
+      200, "{\"seq\":\(seq)," + counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
   }
 
   private func id(_ text: String, _ kind: String) throws -> Int64 {
@@ -421,8 +578,8 @@ public final class ListServer: @unchecked Sendable {
 
   // MARK: - Errors
 
-  static func response(for error: ListStoreError) -> HTTPResponse {
-    let message = "\(error)"
+  static func response(for error: ListStoreError, place: String? = nil) -> HTTPResponse {
+    let message = (place.map { $0 + ": " } ?? "") + "\(error)"
     switch error {
     case .listNotFound, .sectionNotFound, .itemNotFound:
       return .error(404, "notFound", message)
@@ -450,6 +607,8 @@ public final class ListServer: @unchecked Sendable {
 /// A request that cannot be carried out, as the status and body to answer with.
 struct APIFailure: Error {
   var response: HTTPResponse
+
+  init(_ response: HTTPResponse) { self.response = response }
 
   init(_ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []) {
     response = .error(status, code, message, headers: headers)

@@ -126,12 +126,19 @@ enum Placement: Equatable {
   }
 }
 
-/// Refuses a body that says it is not JSON.
-func requireJSON(_ request: HTTPRequest) throws {
-  guard !request.body.isEmpty, let type = request.headers["content-type"] else { return }
-  let media =
-    type.split(separator: ";").first.map { String($0).trimmingSpaces().lowercased() } ?? ""
+/// The media type of the request's body, lowercased, without parameters (`""` for none).
+func mediaType(_ request: HTTPRequest) -> String {
+  guard let type = request.headers["content-type"] else { return "" }
+  return type.split(separator: ";").first.map { String($0).trimmingSpaces().lowercased() } ?? ""
+}
+
+/// Refuses a body that says it is not JSON (a body without a type is taken as JSON).
+func requireJSON(_ request: HTTPRequest, alsoAccepting other: String? = nil) throws {
+  let media = mediaType(request)
+  guard !request.body.isEmpty, !media.isEmpty else { return }
   guard media == "application/json" || media.hasSuffix("+json") else {
-    throw APIFailure(415, "unsupportedMediaType", "send the body as application/json, not \(media)")
+    throw APIFailure(
+      415, "unsupportedMediaType",
+      "send the body as application/json" + (other.map { " or \($0)" } ?? "") + ", not \(media)")
   }
 }

@@ -205,12 +205,16 @@ import Testing
     let repository = try Repository(path: folder.file("q.sqlite"))
     let list = try makeList(repository)
     weak var released: Observable2DArray<SectionMetadata, String>?
+    let queue = DispatchQueue(label: "observer")
     do {
-      let array = try list.observe(on: DispatchQueue(label: "observer"))
+      let array = try list.observe(on: queue)
       released = array
       try list.appendItem("Rome", toSection: 0)
     }
+    // The delivery of Rome, queued before the array was let go, holds it until it runs.
+    queue.sync {}
     try list.appendItem("Oslo", toSection: 0)
+    queue.sync {}
     #expect(released == nil)
   }
 

@@ -134,3 +134,26 @@ extension Repository {
     }
   }
 }
+
+extension StoredList {
+  /// Whether the list changed after position `seq` of the change log (see
+  /// ``Repository/changeLogPosition()``), read in the transaction under way when there is
+  /// one (so that a check and the writes after it are one atomic step): `nil` when that
+  /// can no longer be told, because the log was pruned past `seq` or `seq` is ahead of
+  /// the database (a restored backup). It reads the log entries after `seq`, a page at a
+  /// time, and stops at the first that concerns the list.
+  /// - Throws: ``ListStoreError`` when the database cannot be read.
+  package func hasChanged(after seq: Int64) throws(ListStoreError) -> Bool? {
+    try repository.write { db -> Bool? in
+      let (last, horizon) = try ChangeLog.lastSeqAndHorizon(db: db)
+      guard seq <= last, seq >= horizon else { return nil }
+      var position = seq
+      while true {
+        let page = try ChangeLog.page(after: position, lists: [id], db: db)
+        if !page.entries.isEmpty { return true }
+        guard page.isFull, let next = page.lastSeq else { return false }
+        position = next
+      }
+    }
+  }
+}

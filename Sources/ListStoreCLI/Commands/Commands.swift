@@ -297,7 +297,7 @@ enum Commands {
     // The command line is checked before the database is touched.
     let operation = try ListOperation(invocation)
     let list = try context.list(invocation.argument("LIST"))
-    context.out.line(try operation.perform(on: list))
+    context.out.line(try operation.perform(on: list).message)
   }
 
   private static func runDemo(_ invocation: Invocation, _ context: Context) throws {
@@ -342,12 +342,6 @@ enum Commands {
           + "sqlite3 \(path) .recover > recovered.sql")
     }
     throw ListStoreError.integrity(count: problems.count, path: path)
-  }
-
-  static func metadataJSON(header: String, footer: String?) throws(ListStoreError) -> RawJSON {
-    RawJSON(
-      "{\"header\":" + JSONText.quote(header) + ",\"footer\":"
-        + (footer.map(JSONText.quote) ?? "null") + "}")
   }
 
   static func describe(_ error: any Error) -> String {

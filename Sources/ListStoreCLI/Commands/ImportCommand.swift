@@ -207,16 +207,7 @@ enum ImportCommand {
     _ name: String, with sections: [Observable2DArraySection<RawJSON, RawJSON>], path: String,
     context: Context
   ) throws {
-    let repository = try context.repository()
-    let changeset = try repository.write { () throws -> Changeset<RawJSON, RawJSON> in
-      let list: StoredList<RawJSON, RawJSON>
-      do {
-        list = try repository.list(name, metadata: RawJSON.self, item: RawJSON.self)
-      } catch ListStoreError.listNotFound {
-        list = try repository.createList(name, metadata: RawJSON.self, item: RawJSON.self)
-      }
-      return try list.replace(with: sections)
-    }
+    let changeset = try context.repository().replaceContents(ofList: name, with: sections)
     context.out.line(summary(of: changeset, list: name, file: path))
   }
 
@@ -306,25 +297,5 @@ struct WritingSink: ImportSink {
     guard !values.isEmpty else { return }
     try writer.appendItems(values, sectionID: sectionID)
     values.removeAll(keepingCapacity: true)
-  }
-}
-
-/// Keeps what it is given, with the file's ids: the state `--replace` syncs to.
-struct CollectingSink: ImportSink {
-  private(set) var sections: [Observable2DArraySection<RawJSON, RawJSON>] = []
-  private var items = ItemList<RawJSON>()
-  private var id: Int64 = 0
-
-  mutating func beginSection(id: Int64?, metadata: String?) {
-    self.id = id ?? 0
-  }
-
-  mutating func item(_ value: ArraySlice<UInt8>, id: Int64?) {
-    items.append(RawJSON(String(decoding: value, as: UTF8.self)), id: id ?? 0)
-  }
-
-  mutating func endSection(metadata: String) {
-    sections.append(Observable2DArraySection(id: id, metadata: RawJSON(metadata), items: items))
-    items = ItemList()
   }
 }

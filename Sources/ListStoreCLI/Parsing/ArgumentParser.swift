@@ -138,12 +138,7 @@ struct Invocation {
   }
 
   /// The id of `#42`, if `text` is one.
-  static func parseID(_ text: String) -> Int64? {
-    guard text.hasPrefix("#"), let id = Int64(text.dropFirst()), id > 0,
-      text.dropFirst().allSatisfy(\.isASCII)
-    else { return nil }
-    return id
-  }
+  static func parseID(_ text: String) -> Int64? { parseRowID(text) }
 
   /// A section named by its index or `#ID`.
   func section(_ name: String) throws(UsageError) -> SectionAddress {
@@ -190,13 +185,7 @@ struct Invocation {
   }
 
   /// `0:1` as (0, 1).
-  static func parsePath(_ text: String) -> (section: Int, row: Int)? {
-    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-    guard parts.count == 2, let section = Int(parts[0]), let row = Int(parts[1]), section >= 0,
-      row >= 0, !parts[0].hasPrefix("+"), !parts[1].hasPrefix("+")
-    else { return nil }
-    return (section, row)
-  }
+  static func parsePath(_ text: String) -> (section: Int, row: Int)? { parseIndexPath(text) }
 
   /// `--at`: a row (or section index), or `#ID` for the place of that item or section.
   func placeOption(_ name: String) throws(UsageError) -> Place? {
@@ -215,18 +204,6 @@ struct Invocation {
     }
     return value
   }
-}
-
-/// A section as the command line names it: by index, or by id (`#42`).
-enum SectionAddress: Equatable, Sendable {
-  case index(Int)
-  case id(Int64)
-}
-
-/// An item as the command line names it: by index path (`0:1`), or by id (`#42`).
-enum ItemAddress: Equatable, Sendable {
-  case path(section: Int, row: Int)
-  case id(Int64)
 }
 
 /// Where `--at` puts something: at an index, or where the row with an id is now.

@@ -1,5 +1,4 @@
 import ListStore
-import ListStoreFormats
 
 #if canImport(Glibc)
   import Glibc
@@ -20,9 +19,9 @@ import ListStoreFormats
 /// let stream = JSONStream(descriptor: fd)
 /// while try stream.next() != .end { … }
 /// ```
-final class JSONStream {
+package final class JSONStream {
   /// One piece of JSON text.
-  enum Token: Equatable {
+  package enum Token: Equatable {
     case beginObject, endObject, beginArray, endArray
     /// An object member's key (its colon read too); the member's value comes next.
     case key(String)
@@ -75,13 +74,13 @@ final class JSONStream {
   private var finished = false
 
   /// Whether compact text is being appended to ``capture``.
-  var capturing = false
+  package var capturing = false
   /// The compact text read while ``capturing``.
-  var capture: [UInt8] = []
+  package var capture: [UInt8] = []
   /// Where the last token's text begins in ``capture``.
-  private(set) var tokenStart = 0
+  package private(set) var tokenStart = 0
   /// The text of the last string, number or literal token.
-  private(set) var scalar: [UInt8] = []
+  package private(set) var scalar: [UInt8] = []
 
   /// The line (from 1) and the start offset of the line being read, and the UTF-8
   /// continuation bytes read on it, for columns in characters.
@@ -90,19 +89,27 @@ final class JSONStream {
   private var continuationBytes = 0
 
   /// A failure: a message and where, as ``JSONSyntax/SyntaxError`` gives it.
-  typealias Failure = JSONSyntax.SyntaxError
+  package typealias Failure = JSONSyntax.SyntaxError
 
   /// Reads from `descriptor` (not closed here).
-  init(descriptor: Int32, chunkSize: Int = 1 << 20) {
+  package init(descriptor: Int32, chunkSize: Int = 1 << 20) {
     self.descriptor = descriptor
     buffer = [UInt8](repeating: 0, count: chunkSize)
   }
 
+  /// Reads `bytes`, the whole input (a request's body).
+  package init(bytes: [UInt8]) {
+    descriptor = -1
+    buffer = bytes
+    count = bytes.count
+    atEndOfInput = true
+  }
+
   /// The number of bytes read so far.
-  var offset: Int { base + index }
+  package var offset: Int { base + index }
 
   /// How deeply the current position is nested in arrays and objects.
-  var depth: Int { stack.count }
+  package var depth: Int { stack.count }
 
   // MARK: Reading bytes
 
@@ -223,7 +230,7 @@ final class JSONStream {
 
   /// The next token.
   /// - Throws: ``Failure`` at the first problem.
-  func next() throws(Failure) -> Token {
+  package func next() throws(Failure) -> Token {
     if !started {
       started = true
       if try ensure(3), buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
@@ -293,12 +300,12 @@ final class JSONStream {
   }
 
   /// Reads tokens until the end of the input, checking its syntax.
-  func skipToEnd() throws(Failure) {
+  package func skipToEnd() throws(Failure) {
     while try next() != .end {}
   }
 
   /// Reads the rest of the value whose first token was just read (nothing for a scalar).
-  func skipValue(startingWith token: Token) throws(Failure) {
+  package func skipValue(startingWith token: Token) throws(Failure) {
     guard token == .beginObject || token == .beginArray else { return }
     let depth = stack.count
     while stack.count >= depth { _ = try next() }

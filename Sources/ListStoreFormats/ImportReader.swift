@@ -1,8 +1,7 @@
 import ListStore
-import ListStoreFormats
 
 /// What an import file holds, handed over in order as it is read.
-protocol ImportSink {
+package protocol ImportSink {
   /// A section begins. `metadata` is its metadata when the file gave it before the
   /// section's items (else the final metadata comes with ``endSection(metadata:)``).
   mutating func beginSection(id: Int64?, metadata: String?) throws
@@ -38,19 +37,19 @@ protocol ImportSink {
 /// Every problem is reported with its place: `FILE:LINE:COLUMN` for JSON syntax, and a
 /// path such as `sections[2].items[5]` for a part of the wrong shape. A syntax error
 /// anywhere in the file is reported before a shape error.
-struct ImportReader {
-  let stream: JSONStream
+package struct ImportReader {
+  package let stream: JSONStream
   /// The file as messages name it.
-  let name: String
+  package let name: String
   private var sectionIDs = Set<Int64>()
   private var itemIDs = Set<Int64>()
   /// Sections and items read so far.
-  private(set) var sections = 0
-  private(set) var items = 0
+  package private(set) var sections = 0
+  package private(set) var items = 0
   /// Called every few thousand items, with the items and bytes read so far.
-  var progress: ((Int, Int) -> Void)?
+  package var progress: ((Int, Int) -> Void)?
 
-  init(stream: JSONStream, name: String) {
+  package init(stream: JSONStream, name: String) {
     self.stream = stream
     self.name = name == "-" ? "standard input" : name
   }
@@ -69,7 +68,7 @@ struct ImportReader {
   /// Reads the whole file into `sink`.
   /// - Throws: ``ListStoreError/invalidImport(_:)`` naming the place, or what `sink`
   ///   throws.
-  mutating func read<Sink: ImportSink>(into sink: inout Sink) throws {
+  package mutating func read<Sink: ImportSink>(into sink: inout Sink) throws {
     do {
       try file(&sink)
     } catch let error as JSONStream.Failure {
@@ -110,7 +109,7 @@ struct ImportReader {
     key: String, at place: String, known: [String], seen: inout Set<String>
   ) throws {
     guard known.contains(key) else {
-      let hint = Commands.parser.suggestion(key, among: known, prefix: "")
+      let hint = suggestion(for: key, among: known, prefix: "")
       throw ShapeError(
         place: place,
         message: "unknown key \(quoted(key))"
@@ -198,7 +197,7 @@ struct ImportReader {
     /// The metadata known so far.
     func current() throws -> String? {
       if let metadata { return metadata }
-      return try header.map { try Commands.metadataJSON(header: $0, footer: footer).text }
+      return header.map { Rendering.metadataJSON(header: $0, footer: footer).text }
     }
     while case .key(let key) = try stream.next() {
       try check(
@@ -295,5 +294,47 @@ struct ImportReader {
       throw ShapeError(place: place, message: "expected an integer id; got \(described)")
     }
     return id
+  }
+}
+
+/// Keeps what it is given, with the file's ids: the state `--replace` syncs to.
+package struct CollectingSink: ImportSink {
+  package private(set) var sections: [Observable2DArraySection<RawJSON, RawJSON>] = []
+  private var items = ItemList<RawJSON>()
+  private var id: Int64 = 0
+
+  package init() {}
+
+  package mutating func beginSection(id: Int64?, metadata: String?) {
+    self.id = id ?? 0
+  }
+
+  package mutating func item(_ value: ArraySlice<UInt8>, id: Int64?) {
+    items.append(RawJSON(String(decoding: value, as: UTF8.self)), id: id ?? 0)
+  }
+
+  package mutating func endSection(metadata: String) {
+    sections.append(Observable2DArraySection(id: id, metadata: RawJSON(metadata), items: items))
+    items = ItemList()
+  }
+}
+
+extension Repository {
+  /// Makes list `name` (created if missing) equal to `sections` in one transaction,
+  /// writing only what differs (`import --replace`, `PUT …/contents`).
+  /// - Returns: What changed.
+  /// - Throws: ``ListStoreError`` when the list cannot be read or written.
+  package func replaceContents(
+    ofList name: String, with sections: [Observable2DArraySection<RawJSON, RawJSON>]
+  ) throws -> Changeset<RawJSON, RawJSON> {
+    try write { () throws -> Changeset<RawJSON, RawJSON> in
+      let list: StoredList<RawJSON, RawJSON>
+      do {
+        list = try self.list(name, metadata: RawJSON.self, item: RawJSON.self)
+      } catch ListStoreError.listNotFound {
+        list = try createList(name, metadata: RawJSON.self, item: RawJSON.self)
+      }
+      return try list.replace(with: sections)
+    }
   }
 }
