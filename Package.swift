@@ -156,7 +156,9 @@ let package = Package(
     // `liststore serve` as its clients use it.
     .testTarget(
       name: "ListStoreServerTests",
-      dependencies: ["ListStore", "PostgresTestSupport", "TestSupport", "liststore"]),
+      dependencies: [
+        "ListStore", "ListStoreServer", "PostgresTestSupport", "TestSupport", "liststore",
+      ]),
     .testTarget(
       name: "ListStoreCLITests",
       dependencies: [

@@ -49,6 +49,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
         headers: [
           ("Content-Type", "text/event-stream; charset=utf-8"), ("Cache-Control", "no-cache"),
           ("X-Accel-Buffering", "no"),
+          // A stream ends its connection: a client reconnects for the next one.
+          ("Connection", "close"),
         ], timeoutSeconds: 24 * 3600, onClose: { [self] in clientLeft() })
       send(["retry: 1000\n\n"] + first)
       let backlog = waiting

@@ -39,6 +39,8 @@ public final class ListServer: @unchecked Sendable {
   var streams: [ObjectIdentifier: ChangeStream] = [:]
   private let inFlight = DispatchGroup()
   private let stopping = Locked(false)
+  /// The database's position when the feeds were first seen behind it, and when.
+  private let lagSince = Locked<(target: Int64, since: ContinuousClock.Instant)?>(nil)
 
   /// Binds the address; ``run()`` serves.
   /// - Throws: ``ServerError`` when libevent is missing or the address cannot be bound.
@@ -230,6 +232,7 @@ public final class ListServer: @unchecked Sendable {
     let counts = http.statusCounts.withLock { $0 }
     let feeds = feeds.withLock { Array($0.values) }
     let position = try? repository.changeLogPosition()
+    let lag = feedLag(position: position)
     var lines = [
       "# HELP liststore_http_responses_total Responses sent, by status.",
       "# TYPE liststore_http_responses_total counter",
@@ -246,11 +249,35 @@ public final class ListServer: @unchecked Sendable {
       "liststore_watched_lists \(feeds.count)",
       "# HELP liststore_feed_lag_entries How far the slowest feed is behind the database, in log entries.",
       "# TYPE liststore_feed_lag_entries gauge",
-      "liststore_feed_lag_entries \(position.map { p in feeds.map { max(0, p - $0.seq) }.max() ?? 0 } ?? 0)",
+      "liststore_feed_lag_entries \(lag.entries)",
+      "# HELP liststore_feed_lag_seconds How long the feeds have been behind the database (since a scrape first saw the commit they have not read).",
+      "# TYPE liststore_feed_lag_seconds gauge",
+      "liststore_feed_lag_seconds \(lag.seconds)",
     ]
     return HTTPResponse(
       status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
       body: Array((lines.joined(separator: "\n") + "\n").utf8))
+  }
+
+  /// How far the feeds are behind the database: in log entries, and in seconds since a
+  /// scrape first saw the oldest commit they have not read.
+  private func feedLag(position: Int64?) -> (entries: Int64, seconds: Double) {
+    let observed = repository.observedChangeLogPosition
+    return lagSince.withLock { behind in
+      guard let position, let observed, observed < position else {
+        behind = nil
+        return (0, 0)
+      }
+      if behind == nil || observed >= behind?.target ?? 0 {
+        behind = (position, .now)
+      }
+      let since = behind?.since ?? .now
+      let elapsed = since.duration(to: .now)
+      let seconds =
+        Double(elapsed.components.seconds)
+        + Double(elapsed.components.attoseconds) / 1e18
+      return (position - observed, seconds)
+    }
   }
 
   private func authorize(_ request: HTTPRequest) throws -> Tokens.Access {
@@ -460,6 +487,7 @@ public final class ListServer: @unchecked Sendable {
     let bytes = request.body
     let media = mediaType(request)
     if ["application/x-ndjson", "application/jsonl", "application/jsonlines"].contains(media) {
+      try requireLength(request)
       var operations: [ListOperation] = []
       var number = 0
       var start = 0

@@ -134,6 +134,7 @@ func mediaType(_ request: HTTPRequest) -> String {
 
 /// Refuses a body that says it is not JSON (a body without a type is taken as JSON).
 func requireJSON(_ request: HTTPRequest, alsoAccepting other: String? = nil) throws {
+  try requireLength(request)
   let media = mediaType(request)
   guard !request.body.isEmpty, !media.isEmpty else { return }
   guard media == "application/json" || media.hasSuffix("+json") else {
@@ -141,4 +142,17 @@ func requireJSON(_ request: HTTPRequest, alsoAccepting other: String? = nil) thr
       415, "unsupportedMediaType",
       "send the body as application/json" + (other.map { " or \($0)" } ?? "") + ", not \(media)")
   }
+}
+
+/// Refuses a request that may carry a body but says neither its length nor that it is
+/// chunked: libevent reads such a request as one without a body, so a body sent that
+/// way would be read as the next request. The answer closes the connection.
+func requireLength(_ request: HTTPRequest) throws {
+  guard request.body.isEmpty, request.headers["content-length"] == nil,
+    request.headers["transfer-encoding"] == nil
+  else { return }
+  throw APIFailure(
+    411, "lengthRequired",
+    "\(request.method) \(request.path) needs a body, sent with Content-Length or chunked encoding",
+    headers: [("Connection", "close")])
 }

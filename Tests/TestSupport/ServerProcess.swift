@@ -195,3 +195,88 @@ public final class EventStreamClient: @unchecked Sendable {
   /// Ends `curl` (with SIGKILL: it inherits the test runner's blocked SIGTERM).
   public func stop() { process.stop(signal: SIGKILL) }
 }
+
+/// A TCP connection to a loopback port that sends exactly the bytes a test gives, for
+/// requests `curl` would not send (no length, malformed, cut off, never finished).
+public final class RawConnection {
+  private let fd: Int32
+
+  /// Connects to `127.0.0.1:port`; reads give up after `timeout` seconds.
+  /// - Parameter receiveBuffer: The socket's receive buffer in bytes (a small one makes
+  ///   a client that reads slowly), or the system's.
+  /// - Throws: When the connection cannot be made.
+  public init(port: Int, timeout: Int = 30, receiveBuffer: Int32? = nil) throws {
+    fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if var size = receiveBuffer {
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+    }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = UInt16(port).bigEndian
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard fd >= 0, connected == 0 else {
+      close(fd)
+      throw ServerStartError(description: "cannot connect to port \(port): errno \(errno)")
+    }
+    var limit = timeval(tv_sec: timeout, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+  }
+
+  deinit { close(fd) }
+
+  /// Sends `text`'s bytes.
+  public func send(_ text: String) {
+    let bytes = Array(text.utf8)
+    var sent = 0
+    while sent < bytes.count {
+      let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { return }
+      sent += count
+    }
+  }
+
+  /// Closes the sending half: the server reads the end of the request.
+  public func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
+
+  /// Reads until the server closes the connection (or the read times out).
+  public func readAll() -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { break }
+      bytes += buffer[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Reads one response: its head, then as many body bytes as its Content-Length says.
+  public func readResponse() -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    func complete() -> Bool {
+      let text = String(decoding: bytes, as: UTF8.self)
+      guard let end = text.range(of: "\r\n\r\n") else { return false }
+      let head = text[..<end.lowerBound].lowercased()
+      guard
+        let line = head.components(separatedBy: "\r\n").first(where: {
+          $0.hasPrefix("content-length:")
+        }),
+        let length = Int(
+          line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces))
+      else { return true }
+      return text[end.upperBound...].utf8.count >= length
+    }
+    while !complete() {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { break }
+      bytes += buffer[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+}

@@ -322,6 +322,15 @@ public final class Repository: Sendable {
     feed?.shutDown()
   }
 
+  /// The change-log position through which every observer of this repository has been
+  /// brought up to date, or `nil` while nothing observes it (or its observers must read
+  /// the log again). With ``changeLogPosition()`` it tells how far observers lag.
+  package var observedChangeLogPosition: Int64? {
+    guard let feed = feedStorage.withLock({ $0 }) else { return nil }
+    let seq = feed.processedSeq.load(ordering: .acquiring)
+    return seq < 0 ? nil : seq
+  }
+
   /// How many rows the change feed's last refresh read from the database.
   package var lastFeedRefreshRowsRead: Int {
     feedStorage.withLock { $0 }?.lastRefreshRowsRead.load(ordering: .relaxed) ?? 0
