@@ -125,4 +125,59 @@ static inline const char *_Nullable liststore_libevent_resolve(
 #undef LISTSTORE_LIBEVENT_RESOLVE
   return NULL;
 }
+// TLS: libevent's OpenSSL part (libevent_openssl-2.1.so.7, Debian's
+// libevent-openssl-2.1-7) and the few OpenSSL calls that make a server context
+// (libssl.so.3), both loaded only when a certificate is given.
+struct ssl_method_st;
+#define LISTSTORE_BUFFEREVENT_SSL_ACCEPTING 2
+#define LISTSTORE_BEV_OPT_CLOSE_ON_FREE 0x01
+#define LISTSTORE_SSL_FILETYPE_PEM 1
+
+struct bufferevent *_Nullable bufferevent_openssl_socket_new(struct event_base *_Nonnull,
+                                                              evutil_socket_t,
+                                                              struct ssl_st *_Nonnull, int, int);
+const struct ssl_method_st *_Nullable TLS_server_method(void);
+struct ssl_ctx_st *_Nullable SSL_CTX_new(const struct ssl_method_st *_Nonnull);
+void SSL_CTX_free(struct ssl_ctx_st *_Nonnull);
+int SSL_CTX_use_certificate_chain_file(struct ssl_ctx_st *_Nonnull, const char *_Nonnull);
+int SSL_CTX_use_PrivateKey_file(struct ssl_ctx_st *_Nonnull, const char *_Nonnull, int);
+int SSL_CTX_check_private_key(const struct ssl_ctx_st *_Nonnull);
+struct ssl_st *_Nullable SSL_new(struct ssl_ctx_st *_Nonnull);
+unsigned long ERR_get_error(void);
+void ERR_error_string_n(unsigned long, char *_Nonnull, size_t);
+
+#define LISTSTORE_LIBEVENT_TLS_FUNCTIONS(X) X(bufferevent_openssl_socket_new)
+#define LISTSTORE_OPENSSL_FUNCTIONS(X)                                                      \
+  X(TLS_server_method) X(SSL_CTX_new) X(SSL_CTX_free) X(SSL_CTX_use_certificate_chain_file) \
+  X(SSL_CTX_use_PrivateKey_file) X(SSL_CTX_check_private_key) X(SSL_new) X(ERR_get_error)  \
+  X(ERR_error_string_n)
+
+#define LISTSTORE_TLS_FIELD(name) __typeof__(name) *_Nonnull name;
+/// The TLS functions the server calls, from libevent's OpenSSL part and from OpenSSL.
+typedef struct TLSFunctions {
+  LISTSTORE_LIBEVENT_TLS_FUNCTIONS(LISTSTORE_TLS_FIELD)
+  LISTSTORE_OPENSSL_FUNCTIONS(LISTSTORE_TLS_FIELD)
+} TLSFunctions;
+#undef LISTSTORE_TLS_FIELD
+
+/// Fills `table` from `libevent_openssl` and `ssl` (dlopen handles). Returns NULL when
+/// all were found, else the name of the first one missing.
+static inline const char *_Nullable liststore_tls_resolve(void *_Nonnull libevent_openssl,
+                                                          void *_Nonnull ssl,
+                                                          TLSFunctions *_Nonnull table) {
+#define LISTSTORE_TLS_RESOLVE_FROM(library, name)             \
+  {                                                           \
+    void *symbol = dlsym(library, #name);                     \
+    if (symbol == NULL) return #name;                         \
+    table->name = (__typeof__(name) *)symbol;                 \
+  }
+#define LISTSTORE_TLS_FROM_LIBEVENT(name) LISTSTORE_TLS_RESOLVE_FROM(libevent_openssl, name)
+#define LISTSTORE_TLS_FROM_SSL(name) LISTSTORE_TLS_RESOLVE_FROM(ssl, name)
+  LISTSTORE_LIBEVENT_TLS_FUNCTIONS(LISTSTORE_TLS_FROM_LIBEVENT)
+  LISTSTORE_OPENSSL_FUNCTIONS(LISTSTORE_TLS_FROM_SSL)
+#undef LISTSTORE_TLS_FROM_SSL
+#undef LISTSTORE_TLS_FROM_LIBEVENT
+#undef LISTSTORE_TLS_RESOLVE_FROM
+  return NULL;
+}
 #endif

@@ -213,6 +213,8 @@ final class HTTPServer: @unchecked Sendable {
   let handler: @Sendable (HTTPRequest, HTTPExchange) -> Void
   /// Responses by status, for `/metrics`.
   let statusCounts = Locked<[Int: Int]>([:])
+  /// Wraps each connection in TLS, when serving it.
+  private let tls: TLSContext?
 
   static let reasons: [Int: String] = [
     200: "OK", 201: "Created", 204: "No Content", 304: "Not Modified", 400: "Bad Request",
@@ -224,10 +226,11 @@ final class HTTPServer: @unchecked Sendable {
 
   /// Binds `host:port` and prepares the server; ``run()`` serves.
   init(
-    host: String, port: Int, maxBody: Int,
+    host: String, port: Int, maxBody: Int, tls: TLSFiles? = nil,
     handler: @escaping @Sendable (HTTPRequest, HTTPExchange) -> Void
   ) throws(ServerError) {
     let ev = try LibEvent.functions.get()
+    self.tls = try tls.map { files throws(ServerError) in try TLSContext(files) }
     self.ev = ev
     loop = try EventLoop(ev)
     self.handler = handler
@@ -254,6 +257,15 @@ final class HTTPServer: @unchecked Sendable {
         guard let context else { return }
         Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().received(request)
       }, Unmanaged.passUnretained(self).toOpaque())
+    if self.tls != nil {
+      ev.evhttp_set_bevcb(
+        http,
+        { base, context in
+          guard let context else { return nil }
+          let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+          return server.tls?.bufferevent(base: base)
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
     guard ev.evhttp_accept_socket_with_handle(http, listener) != nil else {
       throw ServerError("libevent cannot accept connections on \(host):\(port)")
     }

@@ -20,6 +20,8 @@ public final class ListServer: @unchecked Sendable {
     public var tokens: Tokens?
     /// Bounds on bodies, streams and retained changes.
     public var limits = ServerLimits()
+    /// The certificate and key to serve HTTPS with; `nil` serves plain HTTP.
+    public var tls: TLSFiles?
 
     /// The contract's defaults: loopback, port 8040, no tokens.
     public init() {}
@@ -50,7 +52,8 @@ public final class ListServer: @unchecked Sendable {
     // The server's handler reaches this object once it is made.
     let router = self.router
     http = try HTTPServer(
-      host: configuration.host, port: configuration.port, maxBody: configuration.limits.maxBody
+      host: configuration.host, port: configuration.port, maxBody: configuration.limits.maxBody,
+      tls: configuration.tls
     ) { request, exchange in
       router.withLock { $0 }?.accept(request, exchange)
     }

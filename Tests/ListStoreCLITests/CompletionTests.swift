@@ -184,18 +184,3 @@ import Testing
     #expect(formatted.stdout.contains("EXIT STATUS"))
   }
 }
-
-extension Trait where Self == ConditionTrait {
-  /// Runs the test where `program` is installed, and skips it elsewhere, naming Debian's
-  /// package; with `LISTSTORE_REQUIRE_TOOLS=1` (set in CI, which installs them) it runs
-  /// anyway, and fails when the program is missing.
-  static func installed(_ program: String, package: String? = nil) -> Self {
-    let found = ["/usr/bin/", "/bin/"].contains {
-      FileManager.default.isExecutableFile(atPath: $0 + program)
-    }
-    let required = ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_TOOLS"] == "1"
-    return .enabled(
-      if: found || required,
-      "\(program) is not installed: this test needs it (apt-get install \(package ?? program))")
-  }
-}

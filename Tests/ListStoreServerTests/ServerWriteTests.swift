@@ -274,4 +274,55 @@ import Testing
       resumed.object?["seq"] as? Int == Int(last) ?? 0
         || (resumed.object?["changes"] as? [Any])?.isEmpty == false)
   }
+
+  @Test(.installed("openssl"))
+  func httpsServesTheSameAPI() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    expectSuccess(try liststore(["demo"], database: database.location))
+    let (certificate, key) = (database.folder.file("cert.pem"), database.folder.file("key.pem"))
+    let made = try run(
+      "/usr/bin/env",
+      [
+        "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out",
+        certificate, "-days", "2", "-subj", "/CN=localhost", "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ])
+    #expect(made.status == 0, "\(made.stderr)")
+    let server = try ServerProcess(
+      location: database.location, arguments: ["--tls-cert", certificate, "--tls-key", key])
+    defer { server.stop() }
+    #expect(server.base.hasPrefix("https://"))
+    func curl(_ arguments: [String]) throws -> ProcessResult {
+      try run(
+        "/usr/bin/env", ["curl", "-s", "--max-time", "30", "--cacert", certificate] + arguments)
+    }
+    let added = try curl([
+      "-H", "Content-Type: application/json", "--data-binary", "{\"value\":\"Oslo\"}",
+      server.base + "/v1/lists/demo/sections/1/items",
+    ])
+    #expect(added.stdout.contains("\"seq\""), "\(added)")
+    let shown = try curl([server.base + "/v1/lists/demo"])
+    #expect(shown.stdout.contains("Oslo"), "\(shown)")
+    // Plain HTTP on the TLS port gets no answer, and the server goes on.
+    let plain = try run(
+      "/usr/bin/env", ["curl", "-s", "--max-time", "30", "http://127.0.0.1:\(server.port)/healthz"])
+    #expect(plain.status != 0)
+    #expect(try curl([server.base + "/healthz"]).stdout == "ok\n")
+
+    // A key that is not the certificate's, one file without the other, a missing library.
+    let refused = try liststore(
+      ["serve", "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", key],
+      database: database.location)
+    #expect(refused.status == 1)
+    #expect(refused.stderr.contains("as the TLS certificate"), "\(refused.stderr)")
+    let half = try liststore(
+      ["serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate], database: database.location)
+    #expect(half.status == 64)
+    let missing = try liststore(
+      ["serve", "--listen", "127.0.0.1:0", "--tls-cert", certificate, "--tls-key", key],
+      database: database.location, environment: ["LISTSTORE_LIBEVENT_OPENSSL": "/nonexistent.so"])
+    #expect(missing.status == 1)
+    #expect(missing.stderr.contains("install libevent-openssl-2.1-7"), "\(missing.stderr)")
+  }
 }

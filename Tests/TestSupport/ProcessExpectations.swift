@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// A command that succeeded: status 0 and nothing on standard error.
@@ -21,5 +22,20 @@ public func expectFailure(
     lines.count == 1 && lines[0].hasPrefix("error: "), "\(result)", sourceLocation: sourceLocation)
   for text in texts {
     #expect(result.stderr.contains(text), "\(result)", sourceLocation: sourceLocation)
+  }
+}
+
+extension Trait where Self == ConditionTrait {
+  /// Runs the test where `program` is installed, and skips it elsewhere, naming Debian's
+  /// package; with `LISTSTORE_REQUIRE_TOOLS=1` (set in CI, which installs them) it runs
+  /// anyway, and fails when the program is missing.
+  public static func installed(_ program: String, package: String? = nil) -> Self {
+    let found = ["/usr/bin/", "/bin/"].contains {
+      FileManager.default.isExecutableFile(atPath: $0 + program)
+    }
+    let required = ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_TOOLS"] == "1"
+    return .enabled(
+      if: found || required,
+      "\(program) is not installed: this test needs it (apt-get install \(package ?? program))")
   }
 }

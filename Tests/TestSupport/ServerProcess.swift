@@ -7,8 +7,11 @@ public final class ServerProcess: @unchecked Sendable {
   /// The port it listens on.
   public let port: Int
 
-  /// `http://127.0.0.1:PORT`.
-  public var base: String { "http://127.0.0.1:\(port)" }
+  /// `http` or, serving TLS, `https`.
+  public let scheme: String
+
+  /// `http://127.0.0.1:PORT` (or `https://`).
+  public var base: String { "\(scheme)://127.0.0.1:\(port)" }
 
   /// Starts `liststore --db location serve --listen 127.0.0.1:0 arguments…` and waits for
   /// its `listening on` line.
@@ -20,13 +23,14 @@ public final class ServerProcess: @unchecked Sendable {
       [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments,
       environment: environment)
     output.wait { lines, _ in !lines.isEmpty }
-    guard let line = output.lines.first, line.hasPrefix("listening on http://127.0.0.1:"),
-      let port = Int(line.split(separator: ":").last ?? "")
+    guard let line = output.lines.first, line.hasPrefix("listening on http"),
+      line.contains("://127.0.0.1:"), let port = Int(line.split(separator: ":").last ?? "")
     else {
       output.stop()
       throw ServerStartError(description: "serve did not start: \(output.lines) \(output.errors)")
     }
     self.port = port
+    scheme = line.hasPrefix("listening on https") ? "https" : "http"
   }
 
   /// Stops it with SIGTERM and returns its exit status.

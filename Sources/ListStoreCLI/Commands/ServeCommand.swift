@@ -19,7 +19,7 @@ enum ServeCommand {
       Listening on an address other than loopback needs --tokens, or --no-auth to serve
       everyone on purpose. The tokens file has one 'TOKEN read' or 'TOKEN write' a line;
       requests send 'Authorization: Bearer TOKEN'. Needs libevent (Debian's
-      libevent-2.1-7). The API and the change stream are described in docs/http.md.
+      libevent-2.1-7), and for HTTPS its OpenSSL part (libevent-openssl-2.1-7). The API and the change stream are described in docs/http.md.
       """,
     options: [
       OptionSpec(
@@ -30,6 +30,11 @@ enum ServeCommand {
       OptionSpec(
         name: "no-auth", valueName: nil,
         help: "Serve everyone without tokens, also on an address other than loopback."),
+      OptionSpec(
+        name: "tls-cert", valueName: "FILE",
+        help: "Serve HTTPS with this PEM certificate (chain); needs --tls-key."),
+      OptionSpec(
+        name: "tls-key", valueName: "FILE", help: "The certificate's PEM private key."),
       OptionSpec(
         name: "max-body", valueName: "BYTES", help: "The largest request body (default 268435456)."),
     ],
@@ -67,10 +72,18 @@ enum ServeCommand {
           + "(or --no-auth to serve everyone)",
         command: ["serve"])
     }
+    switch (invocation.option("tls-cert"), invocation.option("tls-key")) {
+    case (let certificate?, let key?):
+      configuration.tls = TLSFiles(certificate: certificate, key: key)
+    case (nil, nil): break
+    default:
+      throw UsageError(message: "--tls-cert and --tls-key go together", command: ["serve"])
+    }
     let repository = try context.repository()
     let server = try ListServer(repository: repository, configuration: configuration)
     let shown = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
-    context.out.line("listening on http://\(shown):\(server.port)")
+    let scheme = configuration.tls == nil ? "http" : "https"
+    context.out.line("listening on \(scheme)://\(shown):\(server.port)")
     context.out.flush()
     let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { server.stop() }
     server.run()
