@@ -158,13 +158,11 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     }
   }
 
-  /// Ends the stream from the server's side (shutting down).
-  func close() {
-    guard !ended else { return }
-    switch kind {
-    case .events: exchange.endStream(closeWithin: 1)
-    case .poll: exchange.sendNow(ChangeStream.pollAnswer([], seq: feed.seq))
-    }
+  /// Ends the stream from the server's side (shutting down): a poll answers with no
+  /// changes; `closed` runs once its connection has sent what it holds and closed.
+  func close(closed: @escaping () -> Void) {
+    guard !ended else { return closed() }
+    exchange.finish(answering: ChangeStream.pollAnswer([], seq: feed.seq), closed: closed)
     stop()
   }
 

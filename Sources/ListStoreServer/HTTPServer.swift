@@ -69,6 +69,8 @@ final class HTTPExchange: @unchecked Sendable {
   private var request: OpaquePointer?
   /// Whether a stream's client went away (loop's thread only).
   private(set) var isClosed = false
+  /// Whether a chunked answer was started (loop's thread only).
+  private var streaming = false
   /// Called on the loop's thread when the client of a held request goes away.
   private var onClose: (() -> Void)?
   private var retainedForClose: Unmanaged<HTTPExchange>?
@@ -115,6 +117,7 @@ final class HTTPExchange: @unchecked Sendable {
       ev.evhttp_connection_set_timeout(connection, timeoutSeconds)
     }
     watchClose(onClose)
+    streaming = true
     ev.evhttp_send_reply_start(request, Int32(status), reason(status))
     server.count(status: status)
   }
@@ -197,6 +200,36 @@ final class HTTPExchange: @unchecked Sendable {
     }
     server.ev.evhttp_send_reply_end(request)
     self.request = nil
+  }
+
+  /// Ends the exchange from the server's side (loop's thread): a held request answers
+  /// `response`, a started stream ends; either way the connection closes once what it
+  /// holds is sent, and `closed` runs then (at once when the client is already gone).
+  func finish(answering response: HTTPResponse, closed: @escaping () -> Void) {
+    guard let request, !isClosed, let connection = server.ev.evhttp_request_get_connection(request)
+    else { return closed() }
+    if streaming {
+      endStream(closeWithin: 5)
+    } else {
+      var response = response
+      response.headers.append(("Connection", "close"))
+      sendNow(response)
+    }
+    // libevent frees the connection once it has sent the rest, and calls this then.
+    let box = Unmanaged.passRetained(ClosedCallback(closed))
+    server.ev.evhttp_connection_set_closecb(
+      connection,
+      { _, context in
+        guard let context else { return }
+        let box = Unmanaged<ClosedCallback>.fromOpaque(context)
+        box.takeUnretainedValue().run()
+        box.release()
+      }, box.toOpaque())
+  }
+
+  private final class ClosedCallback {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
   }
 
   private func reason(_ status: Int) -> String { HTTPServer.reasons[status] ?? "Status" }

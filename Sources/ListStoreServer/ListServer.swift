@@ -75,10 +75,22 @@ public final class ListServer: @unchecked Sendable {
   public func stop() {
     stopping.withLock { $0 = true }
     inFlight.wait()
+    // Every stream and poll ends, and its connection closes once it has sent the rest
+    // (within a bound, for clients that do not read).
+    let drained = DispatchSemaphore(value: 0)
     http.loop.execute { [self] in
-      for stream in streams.values { stream.close() }
+      let open = Array(streams.values)
       streams = [:]
+      var pending = open.count
+      if pending == 0 { drained.signal() }
+      for stream in open {
+        stream.close {
+          pending -= 1
+          if pending == 0 { drained.signal() }
+        }
+      }
     }
+    _ = drained.wait(timeout: .now() + .seconds(5))
     http.stop()
   }
 

@@ -1,6 +1,7 @@
 import Foundation
 import ListStore
 import ListStoreServer
+import PostgresTestSupport
 import TestSupport
 import Testing
 
@@ -324,5 +325,74 @@ import Testing
       database: database.location, environment: ["LISTSTORE_LIBEVENT_OPENSSL": "/nonexistent.so"])
     #expect(missing.status == 1)
     #expect(missing.stderr.contains("install libevent-openssl-2.1-7"), "\(missing.stderr)")
+  }
+
+  @Test(.enabled(if: TestPostgresServer.testsEnabled, "PostgreSQL's server is not installed"))
+  func serversOnOnePostgreSQLDatabaseEachSeeEveryWrite() throws {
+    let database = try TestEngine.postgresql.makeDatabase()
+    defer { database.remove() }
+    expectSuccess(try liststore(["demo"], database: database.location))
+    let (first, second) = (
+      try ServerProcess(location: database.location),
+      try ServerProcess(location: database.location)
+    )
+    defer {
+      first.stop()
+      second.stop()
+    }
+    let streams = try [first, second].map {
+      try EventStreamClient($0.base + "/v1/lists/demo/changes")
+    }
+    defer { streams.forEach { $0.stop() } }
+    for stream in streams { #expect(stream.wait { $0.first?.event == "snapshot" }) }
+    // A write through each server, and one by psql's way: plain SQL on the database.
+    for (server, value) in [(first, "one"), (second, "two")] {
+      let added = try http(
+        "POST", server.base + "/v1/lists/demo/sections/1/items", body: "{\"value\":\"\(value)\"}")
+      #expect(added.status == 201, "\(added)")
+    }
+    let foreign = try database.foreign()
+    try foreign.execute("UPDATE items SET value = '\"three\"' WHERE id = 1")
+    foreign.close()
+    let expected = try showJSON("demo", location: database.location)
+    for stream in streams {
+      #expect(stream.wait { (try? EventStreamClient.replay($0)) == expected }, "\(stream.events)")
+    }
+    let seqs = try [first, second].map {
+      try http("GET", $0.base + "/v1/lists/demo").headers["etag"]
+    }
+    #expect(seqs[0] == seqs[1])
+  }
+
+  @Test func sigtermEndsStreamsAndPollsAndExitsZero() throws {
+    let served = try Served(.sqlite)
+    let stream = try EventStreamClient(served.url("/v1/lists/demo/changes"))
+    #expect(stream.wait { $0.first?.event == "snapshot" })
+    let seq = try #require(try served.request("GET", "/v1/lists/demo").headers["etag"])
+      .trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+    let poll = try WatchProcess([
+      "/usr/bin/env", "curl", "-s", "--max-time", "120",
+      served.url("/v1/lists/demo/changes?after=\(seq)&wait=120"),
+    ])
+    // The poll is held once the server counts it among its open streams.
+    #expect(
+      poll.process.isRunning
+        && (0..<2000).contains { _ in
+          ((try? served.request("GET", "/metrics"))?.body.contains("liststore_open_streams 2")
+            ?? false)
+        })
+    served.finish()
+    stream.process.waitForExit()
+    poll.waitForExit()
+    #expect(poll.output.contains("\"changes\":[]"), "\(poll.output)")
+    #expect(stream.events.last?.event == "snapshot", "the stream ended without an error event")
+  }
+
+  @Test func theRootAnswers404UntilTheLivePageExists() throws {
+    let served = try Served(.sqlite)
+    defer { served.finish() }
+    let root = try served.request("GET", "/")
+    #expect(root.status == 404)
+    #expect(root.object?["code"] as? String == "notFound")
   }
 }
