@@ -18,6 +18,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   private var waiting: [ListFeed.Change] = []
   private var ended = false
   private var lastSent = ContinuousClock.now
+  /// Bytes of the stream's opening (its snapshot or catch-up) beyond the bound.
+  private var allowance = 0
 
   init(server: ListServer, exchange: HTTPExchange, feed: ListFeed, kind: Kind) {
     self.server = server
@@ -52,7 +54,11 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
           // A stream ends its connection: a client reconnects for the next one.
           ("Connection", "close"),
         ], timeoutSeconds: 24 * 3600, onClose: { [self] in clientLeft() })
-      send(["retry: 1000\n\n"] + first)
+      // The bound on unsent data counts from what the stream starts with: a snapshot
+      // as large as the list is sent whole, however large, then only changes count.
+      let opening = ["retry: 1000\n\n"] + first
+      allowance = opening.reduce(0) { $0 + $1.utf8.count }
+      send(opening)
       let backlog = waiting
       waiting = []
       deliver(backlog)
@@ -100,7 +106,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   private func send(_ texts: [String]) {
     let unsent = exchange.sendChunk(Array(texts.joined().utf8))
     lastSent = .now
-    if unsent > server.configuration.limits.streamBuffer {
+    if unsent <= server.configuration.limits.streamBuffer { allowance = 0 }
+    if unsent > server.configuration.limits.streamBuffer + allowance {
       let error =
         "{\"error\":\"the client reads the stream too slowly; resume with Last-Event-ID\","
         + "\"code\":\"slowConsumer\"}"

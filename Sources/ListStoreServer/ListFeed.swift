@@ -18,8 +18,9 @@ final class ListFeed: @unchecked Sendable {
     /// The changes after it (possibly none): the client is in step.
     case changes([Change])
     /// A fresh snapshot: the client starts from none, its position is no longer
-    /// retained, or it is ahead of the database.
-    case reset(json: String, seq: Int64)
+    /// retained, or it is ahead of the database. The JSON is `nil` when it was not
+    /// asked for (a long poll answers 409 instead).
+    case reset(json: String?, seq: Int64)
   }
 
   let name: String
@@ -125,26 +126,28 @@ final class ListFeed: @unchecked Sendable {
   ///     it, for a `seq` beyond the feed's: a `seq` beyond the database (a restored
   ///     backup) gets a snapshot.
   ///   - subscriber: Receives the changes that follow.
+  ///   - snapshot: Whether a reset needs the snapshot's JSON (made once per change of
+  ///     the list, and as large as the list).
   /// - Returns: The changes after `seq`, or a snapshot to start from.
-  func resume(after seq: Int64?, databasePosition: Int64?, subscriber: (any FeedSubscriber)?)
-    -> Resume
-  {
+  func resume(
+    after seq: Int64?, databasePosition: Int64?, subscriber: (any FeedSubscriber)?,
+    snapshot: Bool = true
+  ) -> Resume {
     state.withLock { state in
+      func reset() -> Resume {
+        guard snapshot else { return .reset(json: nil, seq: state.seq) }
+        let made = Self.snapshot(&state, name: name)
+        return .reset(json: made.json, seq: made.seq)
+      }
       if let subscriber, state.ended == nil {
         state.subscribers[ObjectIdentifier(subscriber)] = subscriber
         state.idleSince = nil
       }
-      guard let seq, seq >= state.retainedFrom else {
-        let snapshot = Self.snapshot(&state, name: name)
-        return .reset(json: snapshot.json, seq: snapshot.seq)
-      }
+      guard let seq, seq >= state.retainedFrom else { return reset() }
       if seq > state.seq {
         // Ahead of what the feed has seen: in step when the database is not behind it
         // (nothing changed this list up to there).
-        guard let databasePosition, seq <= databasePosition else {
-          let snapshot = Self.snapshot(&state, name: name)
-          return .reset(json: snapshot.json, seq: snapshot.seq)
-        }
+        guard let databasePosition, seq <= databasePosition else { return reset() }
         return .changes([])
       }
       return .changes(Array(state.retained.drop { $0.seq <= seq }))

@@ -704,9 +704,11 @@ extension ListServer {
     let kind: ChangeStream.Kind =
       wantsEvents ? .events : .poll(deadline: .now + .milliseconds(Int(wait * 1000)))
     let stream = ChangeStream(server: self, exchange: exchange, feed: feed, kind: kind)
-    switch feed.resume(after: after, databasePosition: position, subscriber: stream) {
+    switch feed.resume(
+      after: after, databasePosition: position, subscriber: stream, snapshot: wantsEvents)
+    {
     case .reset(let json, let seq):
-      guard wantsEvents else {
+      guard wantsEvents, let json else {
         feed.unsubscribe(stream)
         throw APIFailure(
           409, "mustRefetch",

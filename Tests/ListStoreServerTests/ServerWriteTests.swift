@@ -258,10 +258,12 @@ import Testing
     let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
     slow.send(
       "GET /v1/lists/big/changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
-    // Wait for its stream to be open: a long poll that hears the first write.
+    // Its stream is open once the answer's head has come; then it stops reading.
+    let head = slow.readResponse()
+    #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
     let value = RawJSON("\"" + String(repeating: "x", count: 1 << 20) + "\"")
     for _ in 0..<12 { try stored.appendItem(value, toSection: 0) }
-    let text = slow.readAll()
+    let text = head + slow.readAll()
     #expect(text.contains("event: snapshot"))
     #expect(text.contains("\"code\":\"slowConsumer\""), "\(text.suffix(300))")
     // The server goes on; a client resuming from the last id it got is in step.
@@ -394,5 +396,36 @@ import Testing
     let root = try served.request("GET", "/")
     #expect(root.status == 404)
     #expect(root.object?["code"] as? String == "notFound")
+  }
+
+  @Test func aSnapshotLargerThanTheBoundIsSentWhole() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    _ = try repository.createList("big")
+    let stored = try repository.list("big", metadata: RawJSON.self, item: RawJSON.self)
+    try stored.appendSection(RawJSON("{\"header\":\"h\",\"footer\":null}"))
+    let value = RawJSON("\"" + String(repeating: "y", count: 100_000) + "\"")
+    for _ in 0..<4 { try stored.appendItem(value, toSection: 0) }
+    var configuration = ListServer.Configuration()
+    configuration.port = 0
+    configuration.limits.streamBuffer = 64 * 1024
+    let server = try ListServer(repository: repository, configuration: configuration)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      server.run()
+      done.signal()
+    }
+    defer {
+      server.stop()
+      done.wait()
+    }
+    let stream = try EventStreamClient("http://127.0.0.1:\(server.port)/v1/lists/big/changes")
+    defer { stream.stop() }
+    #expect(stream.wait { $0.first?.event == "snapshot" })
+    try stored.appendItem(RawJSON("1"), toSection: 0)
+    let expected = try showJSON("big", location: database.location)
+    #expect(stream.wait { (try? EventStreamClient.replay($0)) == expected })
+    #expect(!stream.events.contains { $0.event == "error" })
   }
 }
