@@ -345,7 +345,9 @@ import Testing
     let streams = try [first, second].map {
       try EventStreamClient($0.base + "/v1/lists/demo/changes")
     }
-    defer { streams.forEach { $0.stop() } }
+    defer {
+      for stream in streams { stream.stop() }
+    }
     for stream in streams { #expect(stream.wait { $0.first?.event == "snapshot" }) }
     // A write through each server, and one by psql's way: plain SQL on the database.
     for (server, value) in [(first, "one"), (second, "two")] {

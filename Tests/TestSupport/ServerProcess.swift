@@ -205,9 +205,12 @@ public final class EventStreamClient: @unchecked Sendable {
 public final class RawConnection {
   private let fd: Int32
 
-  /// Connects to `127.0.0.1:port`; reads give up after `timeout` seconds.
-  /// - Parameter receiveBuffer: The socket's receive buffer in bytes (a small one makes
-  ///   a client that reads slowly), or the system's.
+  /// Connects to `127.0.0.1:port`.
+  /// - Parameters:
+  ///   - port: The server's port.
+  ///   - timeout: Seconds after which a read gives up.
+  ///   - receiveBuffer: The socket's receive buffer in bytes (a small one makes a client
+  ///     that reads slowly), or the system's.
   /// - Throws: When the connection cannot be made.
   public init(port: Int, timeout: Int = 30, receiveBuffer: Int32? = nil) throws {
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
