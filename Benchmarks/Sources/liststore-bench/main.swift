@@ -31,6 +31,8 @@ enum Main {
     ("B13", ReplaceBenchmark.run),
     ("B14", LargeLogBenchmark.run),
     ("B15", ObserverMemoryBenchmark.run),
+    ("B16", ServerLatencyBenchmark.run),
+    ("B18", ServerBatchBenchmark.run),
     ("B22", BatchByIndexBenchmark.run),
   ]
 
