@@ -19,7 +19,8 @@ enum ServeCommand {
       Listening on an address other than loopback needs --tokens, or --no-auth to serve
       everyone on purpose. The tokens file has one 'TOKEN read' or 'TOKEN write' a line;
       requests send 'Authorization: Bearer TOKEN'. Needs libevent (Debian's
-      libevent-2.1-7), and for HTTPS its OpenSSL part (libevent-openssl-2.1-7). The API and the change stream are described in docs/http.md.
+      libevent-2.1-7), and for HTTPS its OpenSSL part (libevent-openssl-2.1-7).
+      The API and the change stream are described in docs/http.md.
       """,
     options: [
       OptionSpec(
