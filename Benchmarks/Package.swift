@@ -23,9 +23,12 @@ let package = Package(
       pkgConfig: "libpq",
       providers: [.apt(["libpq-dev"])]
     ),
+    // Linux's epoll (B17's client reads its streams on one thread).
+    .systemLibrary(name: "CEpollBench"),
     .executableTarget(
       name: "liststore-bench",
       dependencies: [
+        "CEpollBench",
         "CSQLiteBench",
         "CLibPQBench",
         .product(name: "ListStore", package: "ListStore"),

@@ -1,8 +1,8 @@
 import ListStore
 
 /// One client following a list's changes: a server-sent event stream, or a long poll
-/// that answers with the first changes. It receives the feed's changes on the feed's
-/// thread and sends them on the loop's; what arrives before the stream started waits.
+/// that answers with the first changes. It receives the feed's changes on the loop's
+/// thread and sends them there; what arrives before the stream started waits.
 final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   enum Kind {
     case events
@@ -28,19 +28,17 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     self.kind = kind
   }
 
-  var loop: EventLoop { exchange.server.loop }
-
   func feed(_ feed: ListFeed, sent change: ListFeed.Change) {
-    loop.execute { self.deliver([change]) }
+    deliver([change])
   }
 
   func feed(_ feed: ListFeed, ended end: FeedEnd) {
-    loop.execute { self.finish(end) }
+    finish(end)
   }
 
   /// Starts the stream with `first` (a snapshot or the changes the client missed); on
   /// the loop's thread.
-  func start(first: [String]) {
+  func start(first: [UInt8]) {
     guard !ended else { return }
     server.streams[ObjectIdentifier(self)] = self
     started = true
@@ -56,8 +54,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
         ], timeoutSeconds: 24 * 3600, onClose: { [self] in clientLeft() })
       // The bound on unsent data counts from what the stream starts with: a snapshot
       // as large as the list is sent whole, however large, then only changes count.
-      let opening = ["retry: 1000\n\n"] + first
-      allowance = opening.reduce(0) { $0 + $1.utf8.count }
+      let opening = Array("retry: 1000\n\n".utf8) + first
+      allowance = opening.count
       send(opening)
       let backlog = waiting
       waiting = []
@@ -78,15 +76,10 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     }
     switch kind {
     case .events:
-      send(changes.map(Self.event))
+      for change in changes { send(change.event) }
     case .poll:
       answerPoll(changes)
     }
-  }
-
-  /// `event: changes` with the change's position as its id.
-  static func event(_ change: ListFeed.Change) -> String {
-    "event: changes\nid: \(change.seq)\ndata: \(change.json)\n\n"
   }
 
   /// A long poll's answer: `{"seq": S, "changes": [{"seq", "changes"}…]}`.
@@ -104,7 +97,12 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   }
 
   private func send(_ texts: [String]) {
-    let unsent = exchange.sendChunk(Array(texts.joined().utf8))
+    send(Array(texts.joined().utf8))
+  }
+
+  private func send(_ bytes: [UInt8]) {
+    guard !ended else { return }
+    let unsent = exchange.sendChunk(bytes)
     lastSent = .now
     if unsent <= server.configuration.limits.streamBuffer { allowance = 0 }
     if unsent > server.configuration.limits.streamBuffer + allowance {

@@ -7,10 +7,19 @@ import ReactiveCore
 /// left it, the encoded changes it retains for clients that resume, and its open streams
 /// and long polls. Each committed batch is encoded once, whatever the number of clients.
 final class ListFeed: @unchecked Sendable {
-  /// A change as clients receive it: its position and its changeset's JSON object.
+  /// A change as clients receive it: its position, its changeset's JSON object, and its
+  /// server-sent event, encoded once for every stream.
   struct Change: Sendable {
-    var seq: Int64
-    var json: String
+    let seq: Int64
+    let json: String
+    /// `event: changes` with the change's position as its id, as UTF-8.
+    let event: [UInt8]
+
+    init(seq: Int64, json: String) {
+      self.seq = seq
+      self.json = json
+      event = Array("event: changes\nid: \(seq)\ndata: \(json)\n\n".utf8)
+    }
   }
 
   /// What a client resuming after some position gets.
@@ -24,6 +33,8 @@ final class ListFeed: @unchecked Sendable {
   }
 
   let name: String
+  /// The loop the subscribers are called on: one task per change for all of them.
+  private let loop: EventLoop
   private let array: Observable2DArray<RawJSON, RawJSON>
   private let bag = DisposeBag()
   private let limits: ServerLimits
@@ -46,9 +57,12 @@ final class ListFeed: @unchecked Sendable {
 
   private let state = Locked(State())
 
-  /// Starts observing `list`.
-  init(list: StoredList<RawJSON, RawJSON>, limits: ServerLimits) throws(ListStoreError) {
+  /// Starts observing `list`, calling its subscribers on `loop`'s thread.
+  init(list: StoredList<RawJSON, RawJSON>, limits: ServerLimits, loop: EventLoop)
+    throws(ListStoreError)
+  {
     name = list.name
+    self.loop = loop
     self.limits = limits
     array = try list.observe()
     array.subscribe(
@@ -84,7 +98,8 @@ final class ListFeed: @unchecked Sendable {
       }
       return Array(state.subscribers.values)
     }
-    for subscriber in subscribers { subscriber.feed(self, sent: change) }
+    guard !subscribers.isEmpty else { return }
+    loop.execute { for subscriber in subscribers { subscriber.feed(self, sent: change) } }
   }
 
   private func end(_ end: FeedEnd) {
@@ -94,7 +109,8 @@ final class ListFeed: @unchecked Sendable {
       defer { state.subscribers = [:] }
       return Array(state.subscribers.values)
     }
-    for subscriber in subscribers { subscriber.feed(self, ended: end) }
+    guard !subscribers.isEmpty else { return }
+    loop.execute { for subscriber in subscribers { subscriber.feed(self, ended: end) } }
   }
 
   /// How the feed ended, if it did.
@@ -179,8 +195,7 @@ enum FeedEnd: Sendable {
   case failed(String)
 }
 
-/// A stream or long poll that a feed sends its changes to (on the feed's delivering
-/// thread; implementations hand the work to the server's loop).
+/// A stream or long poll that a feed sends its changes to, on the loop's thread.
 protocol FeedSubscriber: AnyObject, Sendable {
   func feed(_ feed: ListFeed, sent change: ListFeed.Change)
   func feed(_ feed: ListFeed, ended: FeedEnd)

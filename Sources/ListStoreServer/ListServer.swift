@@ -248,6 +248,7 @@ public final class ListServer: @unchecked Sendable {
     let feeds = feeds.withLock { Array($0.values) }
     let position = try? repository.changeLogPosition()
     let lag = feedLag(position: position)
+    let reads = repository.changeFeedReads
     var lines = [
       "# HELP liststore_http_responses_total Responses sent, by status.",
       "# TYPE liststore_http_responses_total counter",
@@ -268,6 +269,12 @@ public final class ListServer: @unchecked Sendable {
       "# HELP liststore_feed_lag_seconds How long the feeds have been behind the database (since a scrape first saw the commit they have not read).",
       "# TYPE liststore_feed_lag_seconds gauge",
       "liststore_feed_lag_seconds \(lag.seconds)",
+      "# HELP liststore_feed_log_reads_total Reads of the change log by the server's one feed of every watched list (one per commit, whatever the number of clients).",
+      "# TYPE liststore_feed_log_reads_total counter",
+      "liststore_feed_log_reads_total \(reads.reads)",
+      "# HELP liststore_feed_log_rows_read_total Rows those reads returned.",
+      "# TYPE liststore_feed_log_rows_read_total counter",
+      "liststore_feed_log_rows_read_total \(reads.rows)",
     ]
     return HTTPResponse(
       status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
@@ -599,7 +606,7 @@ public final class ListServer: @unchecked Sendable {
     if let feed = feeds.withLock({ $0[name] }), feed.ended == nil { return feed }
     return try feedCreation.withLock { _ in
       if let feed = feeds.withLock({ $0[name] }), feed.ended == nil { return feed }
-      let feed = try ListFeed(list: try list(name), limits: configuration.limits)
+      let feed = try ListFeed(list: try list(name), limits: configuration.limits, loop: http.loop)
       feeds.withLock { $0[name] = feed }
       return feed
     }
@@ -716,13 +723,14 @@ extension ListServer {
         )
       }
       let event = (after == nil ? "snapshot" : "reset")
-      http.loop.execute { stream.start(first: ["event: \(event)\nid: \(seq)\ndata: \(json)\n\n"]) }
+      let first = Array("event: \(event)\nid: \(seq)\ndata: \(json)\n\n".utf8)
+      http.loop.execute { stream.start(first: first) }
     case .changes(let missed):
       if !wantsEvents && !missed.isEmpty {
         feed.unsubscribe(stream)
         return ChangeStream.pollAnswer(missed, seq: missed.last?.seq ?? feed.seq)
       }
-      let first = missed.map(ChangeStream.event)
+      let first = Array(missed.map(\.event).joined())
       http.loop.execute { stream.start(first: first) }
     }
     return nil

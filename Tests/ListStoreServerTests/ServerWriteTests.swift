@@ -392,6 +392,44 @@ import Testing
     #expect(stream.events.last?.event == "snapshot", "the stream ended without an error event")
   }
 
+  @Test func manyStreamsAreFedByOneReadOfTheLogPerCommit() throws {
+    let served = try Served(.sqlite)
+    defer { served.finish() }
+    let etag = try #require(try served.request("GET", "/v1/lists/demo").headers["etag"])
+    let seq = try #require(Int(etag.trimmingCharacters(in: CharacterSet(charactersIn: "\""))))
+    let count = 30
+    let streams = try (0..<count).map { _ in try RawConnection(port: served.server.port) }
+    for stream in streams {
+      stream.send(
+        "GET /v1/lists/demo/changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n"
+          + "Last-Event-ID: \(seq)\r\n\r\n")
+    }
+    func metric(_ name: String) throws -> Int {
+      let body = try served.request("GET", "/metrics").body
+      let line = body.components(separatedBy: "\n").first { $0.hasPrefix(name + " ") }
+      return try #require(line.flatMap { Int($0.dropFirst(name.count + 1)) }, "\(body)")
+    }
+    // Every stream follows once it has its first line (its reconnection delay).
+    for stream in streams { #expect(stream.read(until: "retry: 1000").contains("200 OK")) }
+    #expect(try metric("liststore_open_streams") == count)
+    let readsBefore = try metric("liststore_feed_log_reads_total")
+    let writes = 10
+    var seqs: [Int] = []
+    for round in 0..<writes {
+      let answer = try served.request(
+        "PATCH", "/v1/lists/demo/items/1", "{\"value\":\"v\(round)\"}")
+      seqs.append(try #require(answer.object?["seq"] as? Int))
+    }
+    for stream in streams {
+      let text = stream.read(until: "id: \(seqs[writes - 1])\n")
+      let ids = text.components(separatedBy: "\n").filter { $0.hasPrefix("id: ") }
+      #expect(ids == seqs.map { "id: \($0)" })
+    }
+    // One read per commit (a refresh after it may read once more), not one per stream.
+    let reads = try metric("liststore_feed_log_reads_total") - readsBefore
+    #expect(reads >= writes && reads <= 2 * writes, "\(reads) reads for \(writes) commits")
+  }
+
   @Test func theRootAnswers404UntilTheLivePageExists() throws {
     let served = try Served(.sqlite)
     defer { served.finish() }

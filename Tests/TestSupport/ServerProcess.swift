@@ -262,6 +262,19 @@ public final class RawConnection {
     return String(decoding: bytes, as: UTF8.self)
   }
 
+  /// Reads until what was read contains `marker` (or the connection ends, or a read
+  /// times out), and returns it all.
+  public func read(until marker: String) -> String {
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while !String(decoding: bytes, as: UTF8.self).contains(marker) {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { break }
+      bytes += buffer[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
   /// Reads one response: its head, then as many body bytes as its Content-Length says.
   public func readResponse() -> String {
     var bytes: [UInt8] = []

@@ -301,29 +301,13 @@ enum ObserverMemoryBenchmark {
       fclose(file)
     }
     // Written straight to the pipe: the parent waits for this line.
-    var line = "idle \(residentKilobytes("VmRSS:"))\n"
+    var line = "idle \(statusKilobytes("VmRSS:"))\n"
     line.withUTF8 { bytes in _ = write(1, bytes.baseAddress, bytes.count) }
     guard log.wait(for: "done", seconds: 600) else {
       throw BenchError("B15: the observer never received the item")
     }
     try check(array.sections[0].items.count == 2, "B15: the observer's list is wrong")
-    print("peak \(residentKilobytes("VmHWM:"))")
-  }
-
-  /// A field of `/proc/self/status`, in kilobytes.
-  static func residentKilobytes(_ field: String) -> Int {
-    guard let file = fopen("/proc/self/status", "r") else { return 0 }
-    defer { fclose(file) }
-    var line: UnsafeMutablePointer<CChar>?
-    var capacity = 0
-    defer { free(line) }
-    while getline(&line, &capacity, file) > 0, let line {
-      let text = String(cString: line)
-      if text.hasPrefix(field) {
-        return Int(text.drop { !$0.isNumber }.prefix { $0.isNumber }) ?? 0
-      }
-    }
-    return 0
+    print("peak \(statusKilobytes("VmHWM:"))")
   }
 
   /// Lines of a pipe, as they come.

@@ -41,7 +41,7 @@ struct ServedDatabase {
 /// read by their Content-Length (the benchmark's own client, so that the client side
 /// costs as little as it can).
 final class LoopbackConnection {
-  private let fd: Int32
+  let fd: Int32
   private var buffer: [UInt8] = []
 
   init(port: Int) throws {

@@ -98,16 +98,20 @@ func executablePath() -> String {
 /// Not `getrusage`'s `ru_maxrss`: Linux carries that over `execve` from the address
 /// space being replaced, which for a `posix_spawn`ed child is its parent's.
 func peakResidentBytes() -> Int {
-  guard let file = fopen("/proc/self/status", "r") else { return 0 }
+  statusKilobytes("VmHWM:") * 1024
+}
+
+/// A field of `/proc/PROCESS/status` in kilobytes (`VmRSS:`, `VmHWM:`), 0 when absent.
+func statusKilobytes(_ field: String, process: String = "self") -> Int {
+  guard let file = fopen("/proc/\(process)/status", "r") else { return 0 }
   defer { fclose(file) }
   var line: UnsafeMutablePointer<CChar>?
   var capacity = 0
   defer { free(line) }
   while getline(&line, &capacity, file) > 0, let line {
     let text = String(cString: line)
-    if text.hasPrefix("VmHWM:") {
-      let digits = text.drop { !$0.isNumber }.prefix { $0.isNumber }
-      return (Int(digits) ?? 0) * 1024
+    if text.hasPrefix(field) {
+      return Int(text.drop { !$0.isNumber }.prefix { $0.isNumber }) ?? 0
     }
   }
   return 0

@@ -32,6 +32,7 @@ enum Main {
     ("B14", LargeLogBenchmark.run),
     ("B15", ObserverMemoryBenchmark.run),
     ("B16", ServerLatencyBenchmark.run),
+    ("B17", ServerFanOutBenchmark.run),
     ("B18", ServerBatchBenchmark.run),
     ("B22", BatchByIndexBenchmark.run),
   ]

@@ -101,7 +101,12 @@ extension ChangeFeed {
     -> [Staged]?
   {
     let rowsBefore = db.rowsRead
-    defer { lastRefreshRowsRead.store(db.rowsRead - rowsBefore, ordering: .relaxed) }
+    defer {
+      let rows = db.rowsRead - rowsBefore
+      lastRefreshRowsRead.store(rows, ordering: .relaxed)
+      logReads.add(1, ordering: .relaxed)
+      logRowsRead.add(rows, ordering: .relaxed)
+    }
     var slowest = Int64.max
     var recovering = false
     for observer in live {

@@ -82,6 +82,10 @@ final class ChangeFeed: Sendable {
   /// The rows read by the last staging that applied log entries, for tests and
   /// benchmarks.
   let lastRefreshRowsRead = Atomic<Int>(0)
+  /// How many times the feed read the change log (each staging, in a write or a
+  /// refresh), and the rows those reads returned: what `/metrics` counts per commit.
+  let logReads = Atomic<Int>(0)
+  let logRowsRead = Atomic<Int>(0)
   /// The most log entries one staging held at once (for tests and benchmarks).
   let largestStaging = Atomic<Int>(0)
 

@@ -331,6 +331,13 @@ public final class Repository: Sendable {
     return seq < 0 ? nil : seq
   }
 
+  /// How many times the change feed read the change log since it started, and the rows
+  /// those reads returned (zero while nothing observes the repository).
+  package var changeFeedReads: (reads: Int, rows: Int) {
+    guard let feed = feedStorage.withLock({ $0 }) else { return (0, 0) }
+    return (feed.logReads.load(ordering: .relaxed), feed.logRowsRead.load(ordering: .relaxed))
+  }
+
   /// How many rows the change feed's last refresh read from the database.
   package var lastFeedRefreshRowsRead: Int {
     feedStorage.withLock { $0 }?.lastRefreshRowsRead.load(ordering: .relaxed) ?? 0

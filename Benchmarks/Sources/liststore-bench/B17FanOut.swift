@@ -1,0 +1,307 @@
+import CEpollBench
+import Dispatch
+import FoundationEssentials
+import ListStore
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Server-sent event streams read by one thread through epoll: the moment the last of
+/// them had an event after a given position.
+final class StreamFanIn: @unchecked Sendable {
+  private var connections: [LoopbackConnection]
+  private let epoll: Int32
+  private struct State {
+    var last: [Int64]
+    /// The position the count is armed for, and how many streams are past it.
+    var after = Int64.max
+    var past = 0
+    var reachedAt: UInt64 = 0
+    var failure: String?
+  }
+  private let state: Mutex<State>
+  private let reached = DispatchSemaphore(value: 0)
+  private let stopping = Atomic<Bool>(false)
+  private let stopped = DispatchSemaphore(value: 0)
+
+  /// Takes over `connections` (streams already asked for) and reads them on a thread
+  /// of its own until ``stop()``.
+  init(_ connections: [LoopbackConnection]) throws {
+    self.connections = connections
+    count = connections.count
+    state = Mutex(State(last: Array(repeating: 0, count: connections.count)))
+    epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+    guard epoll >= 0 else { throw BenchError("epoll_create1: \(errnoText())") }
+    for (index, connection) in connections.enumerated() {
+      _ = fcntl(connection.fd, F_SETFL, fcntl(connection.fd, F_GETFL) | O_NONBLOCK)
+      var event = epoll_event()
+      event.events = EPOLLIN.rawValue
+      event.data.u64 = UInt64(index)
+      guard epoll_ctl(epoll, EPOLL_CTL_ADD, connection.fd, &event) == 0 else {
+        throw BenchError("epoll_ctl: \(errnoText())")
+      }
+    }
+    let box = UncheckedBox(self)
+    Thread.detach { box.value.read() }
+  }
+
+  deinit { close(epoll) }
+
+  let count: Int
+
+  private func read() {
+    defer { stopped.signal() }
+    var partial = Array(repeating: [UInt8](), count: connections.count)
+    var events = [epoll_event](repeating: epoll_event(), count: 256)
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    let prefix = Array("id: ".utf8)
+    while !stopping.load(ordering: .relaxed) {
+      let ready = epoll_wait(epoll, &events, Int32(events.count), 100)
+      guard ready >= 0 else {
+        if errno == EINTR { continue }
+        return fail("epoll_wait: \(errnoText())")
+      }
+      for event in events[0..<Int(ready)] {
+        let index = Int(event.data.u64)
+        let fd = connections[index].fd
+        while true {
+          let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+          if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
+          guard count > 0 else { return fail("stream \(index) was closed by the server") }
+          var newest: Int64?
+          for byte in chunk[0..<count] {
+            if byte == 10 {
+              let line = partial[index]
+              if line.starts(with: prefix),
+                let id = Int64(String(decoding: line.dropFirst(4), as: UTF8.self))
+              {
+                newest = id
+              }
+              partial[index].removeAll(keepingCapacity: true)
+            } else {
+              partial[index].append(byte)
+            }
+          }
+          if let newest { saw(newest, on: index) }
+        }
+      }
+    }
+  }
+
+  private func saw(_ id: Int64, on index: Int) {
+    let all = state.withLock { state -> Bool in
+      let old = state.last[index]
+      state.last[index] = id
+      guard old <= state.after, id > state.after else { return false }
+      state.past += 1
+      guard state.past == state.last.count else { return false }
+      state.reachedAt = monotonicNanoseconds()
+      return true
+    }
+    if all { reached.signal() }
+  }
+
+  private func fail(_ message: String) {
+    state.withLock { $0.failure = message }
+    reached.signal()
+  }
+
+  /// Arms the count for the events after `seq` (call before the write that makes one,
+  /// when no stream has it yet).
+  func expect(after seq: Int64) {
+    state.withLock { state in
+      state.after = seq
+      state.past = state.last.count { $0 > seq }
+    }
+  }
+
+  /// Waits until every stream has an event after the armed position; returns when the
+  /// last one got it, and the lowest and highest ids the streams have then.
+  func wait() throws -> (at: UInt64, lowest: Int64, highest: Int64) {
+    // Signalled once per armed position: when the count reaches them all (or on failure).
+    guard reached.wait(timeout: .now() + .seconds(60)) == .success else {
+      let past = state.withLock { $0.past }
+      throw BenchError("only \(past) of \(count) streams had the event within 60 s")
+    }
+    return try state.withLock { state in
+      if let failure = state.failure { throw BenchError(failure) }
+      return (state.reachedAt, state.last.min() ?? 0, state.last.max() ?? 0)
+    }
+  }
+
+  /// Stops reading and closes the streams.
+  func stop() {
+    stopping.store(true, ordering: .relaxed)
+    if stopped.wait(timeout: .now() + .seconds(5)) == .success { connections = [] }
+  }
+}
+
+/// B17: one list followed by 1,000 streams: for each write, the time until the last
+/// stream has it, against the same with one stream; the server's memory and CPU, the
+/// client's CPU, and the database reads per commit.
+enum ServerFanOutBenchmark {
+  static func run(_ options: Options, scratch: String) throws -> [Row] {
+    guard let cli = CLIBenchmark.locateCLI(options) else {
+      throw BenchError("B17 needs the release CLI (scripts/build-static-liststore.sh) or --cli")
+    }
+    let size = options.quick ? 10_000 : 100_000
+    let streamCount = options.quick ? 200 : 1_000
+    let runs = options.quick ? 60 : 300
+    raiseOpenFileLimit(to: streamCount + 100)
+    let folder = try ScratchFolder(in: scratch, name: "b17")
+    defer { folder.remove() }
+    do {
+      let repository = try Repository(path: folder.database)
+      let list = try repository.createList("b17", metadata: SectionMetadata.self, item: String.self)
+      try list.appendSection(SectionMetadata(header: "S"))
+      try list.appendItems((0..<size).map(Fixtures.text), toSection: 0)
+    }
+    let server = try ServedDatabase(cli: cli, database: folder.database)
+    defer { try? server.stop() }
+    let writer = try LoopbackConnection(port: server.port)
+    let metrics = try LoopbackConnection(port: server.port)
+    var round = 0
+    /// One PATCH; returns its seq.
+    func write() throws -> Int64 {
+      round += 1
+      let id = 1 + (round * 7919) % size
+      let answer = try writer.request(
+        "PATCH", "/v1/lists/b17/items/\(id)", body: Array("{\"value\":\"fan \(round)\"}".utf8))
+      try check(answer.status == 200, "B17: PATCH answered \(answer.status): \(answer.body)")
+      guard let seq = Int64(answer.body.drop { !$0.isNumber }.prefix { $0.isNumber }) else {
+        throw BenchError("B17: no seq in \(answer.body)")
+      }
+      return seq
+    }
+    var seq = try write()
+    func counter(_ name: String) throws -> Double {
+      let answer = try metrics.request("GET", "/metrics")
+      guard
+        let line = answer.body.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }),
+        let value = Double(line.split(separator: " ").last ?? "")
+      else { throw BenchError("B17: /metrics has no \(name)") }
+      return value
+    }
+    /// Opens `count` streams that resume after `seq` (no snapshot each), and waits until
+    /// the server follows them all (a stream it took after the next write would start
+    /// with a reset: its feed would not reach back to `seq`).
+    func streams(_ count: Int) throws -> StreamFanIn {
+      var connections: [LoopbackConnection] = []
+      for _ in 0..<count {
+        let connection = try LoopbackConnection(port: server.port)
+        try connection.send(
+          Array(
+            ("GET /v1/lists/b17/changes HTTP/1.1\r\nHost: bench\r\n"
+              + "Accept: text/event-stream\r\nLast-Event-ID: \(seq)\r\n\r\n").utf8))
+        connections.append(connection)
+      }
+      let fanIn = try StreamFanIn(connections)
+      for _ in 0..<100_000 where try counter("liststore_open_streams") != Double(count) {}
+      try check(
+        try counter("liststore_open_streams") == Double(count),
+        "B17: the server does not count \(count) open streams")
+      return fanIn
+    }
+    /// `writes` writes, each timed until the last stream has it.
+    func measure(_ fanIn: StreamFanIn, writes: Int) throws -> [Double] {
+      var times: [Double] = []
+      for _ in 0..<writes {
+        fanIn.expect(after: seq)
+        let start = monotonicNanoseconds()
+        let written = try write()
+        let (at, lowest, highest) = try fanIn.wait()
+        try check(
+          lowest == written && highest == written,
+          "B17: the streams have \(lowest)…\(highest) after write \(written)")
+        seq = written
+        times.append(Double(at - start) / 1e9)
+      }
+      return times
+    }
+    // One stream (B16's subject, on this server), then all of them.
+    let single = try streams(1)
+    _ = try measure(single, writes: 20)
+    let readsBefore = try counter("liststore_feed_log_reads_total")
+    let one = Stats(try measure(single, writes: runs)).scaled(by: 1e3)
+    let readsOne = (try counter("liststore_feed_log_reads_total") - readsBefore) / Double(runs)
+    single.stop()
+    let fanIn = try streams(streamCount)
+    defer { fanIn.stop() }
+    _ = try measure(fanIn, writes: 10)
+    let reads = try counter("liststore_feed_log_reads_total")
+    let clientBefore = processCPUSeconds()
+    let serverBefore = cpuSeconds(of: server.child.pid)
+    let wallStart = monotonicNanoseconds()
+    let times = try measure(fanIn, writes: runs)
+    let wall = Double(monotonicNanoseconds() - wallStart) / 1e9
+    let clientShare = (processCPUSeconds() - clientBefore) / wall
+    let serverShare = (cpuSeconds(of: server.child.pid) - serverBefore) / wall
+    let readsMany = (try counter("liststore_feed_log_reads_total") - reads) / Double(runs)
+    let resident = Double(statusKilobytes("VmRSS:", process: "\(server.child.pid)")) / 1024
+    let peak = Double(statusKilobytes("VmHWM:", process: "\(server.child.pid)")) / 1024
+    let all = Stats(times).scaled(by: 1e3)
+    let ratio = all.p99 / one.median
+    let pass = ratio <= 10 && resident <= 150 && readsMany <= readsOne + 0.5
+    func figure(_ value: Double) -> String { String(format: "%.2f", value) }
+    return [
+      Row(
+        id: "B17",
+        name:
+          "a write through the API → the last of \(streamCount) streams of one list has it, "
+          + "\(size) items",
+        unit: "ms", value: all, baseline: one, ratio: ratio,
+        target: "p99 ≤ 10 × one stream's median; server ≤ 150 MB; reads per commit as with one",
+        pass: pass,
+        note:
+          "ratio is p99 ÷ the median with one stream (B16's subject on the same server); "
+          + "server VmRSS \(Int(resident)) MB with \(streamCount) streams (peak \(Int(peak)) MB); "
+          + "log reads per commit \(figure(readsMany)) (one stream: \(figure(readsOne))); CPU "
+          + "during the writes: client \(Int(clientShare * 100)) %, server "
+          + "\(Int(serverShare * 100)) % of one core",
+        details: [
+          "serverResidentMB": resident, "serverPeakMB": peak, "logReadsPerCommit": readsMany,
+          "logReadsPerCommitOneStream": readsOne, "clientCPUShare": clientShare,
+          "serverCPUShare": serverShare, "streams": Double(streamCount),
+        ])
+    ]
+  }
+
+  /// Raises this process's soft limit on open files (and so its children's) to at least
+  /// `wanted`, within the hard limit.
+  static func raiseOpenFileLimit(to wanted: Int) {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0,
+      limit.rlim_cur < rlim_t(wanted)
+    else { return }
+    limit.rlim_cur = min(limit.rlim_max, rlim_t(wanted))
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+  }
+
+  /// The CPU time (user and system) this process has used, in seconds.
+  static func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+      + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+  }
+
+  /// The CPU time (user and system) process `pid` has used, in seconds, from
+  /// `/proc/PID/stat`.
+  static func cpuSeconds(of pid: pid_t) -> Double {
+    guard let file = fopen("/proc/\(pid)/stat", "r") else { return 0 }
+    defer { fclose(file) }
+    var line: UnsafeMutablePointer<CChar>?
+    var capacity = 0
+    defer { free(line) }
+    guard getline(&line, &capacity, file) > 0, let line else { return 0 }
+    let text = String(cString: line)
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15.
+    guard let close = text.lastIndex(of: ")") else { return 0 }
+    let fields = text[text.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12])
+    else { return 0 }
+    return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+  }
+}
