@@ -33,6 +33,7 @@ typedef struct bufferevent *_Nullable (*liststore_evhttp_bevcb)(struct event_bas
 // event_new's flags.
 #define LISTSTORE_EV_TIMEOUT 0x01
 #define LISTSTORE_EV_READ 0x02
+#define LISTSTORE_EV_WRITE 0x04
 #define LISTSTORE_EV_PERSIST 0x10
 
 struct event_base *_Nullable event_base_new(void);
@@ -81,6 +82,9 @@ void evhttp_connection_get_peer(struct evhttp_connection *_Nonnull, char *_Nulla
                                 uint16_t *_Nonnull);
 
 struct evbuffer *_Nullable bufferevent_get_output(struct bufferevent *_Nonnull);
+evutil_socket_t bufferevent_getfd(struct bufferevent *_Nonnull);
+int bufferevent_write(struct bufferevent *_Nonnull, const void *_Nonnull, size_t);
+int bufferevent_enable(struct bufferevent *_Nonnull, short);
 struct evbuffer *_Nullable evbuffer_new(void);
 void evbuffer_free(struct evbuffer *_Nonnull);
 int evbuffer_add(struct evbuffer *_Nonnull, const void *_Nonnull, size_t);
@@ -100,7 +104,8 @@ int evbuffer_remove(struct evbuffer *_Nonnull, void *_Nonnull, size_t);
   X(evhttp_send_reply_chunk) X(evhttp_send_reply_end) X(evhttp_connection_set_closecb)      \
   X(evhttp_connection_set_timeout)                                                          \
   X(evhttp_connection_get_bufferevent) X(evhttp_connection_get_peer)                        \
-  X(bufferevent_get_output) X(evbuffer_new) X(evbuffer_free) X(evbuffer_add)                \
+  X(bufferevent_get_output) X(bufferevent_getfd) X(bufferevent_write) X(bufferevent_enable)    \
+  X(evbuffer_new) X(evbuffer_free) X(evbuffer_add)                \
   X(evbuffer_get_length) X(evbuffer_remove)
 
 #define LISTSTORE_LIBEVENT_FIELD(name) __typeof__(name) *_Nonnull name;

@@ -115,6 +115,13 @@ final class HTTPExchange: @unchecked Sendable {
     for (name, value) in headers { _ = ev.evhttp_add_header(output, name, value) }
     if let connection = ev.evhttp_request_get_connection(request) {
       ev.evhttp_connection_set_timeout(connection, timeoutSeconds)
+      // Each event goes out at once, not held back until the last one is acknowledged.
+      if let bufferevent = ev.evhttp_connection_get_bufferevent(connection) {
+        var yes: Int32 = 1
+        _ = setsockopt(
+          ev.bufferevent_getfd(bufferevent), Int32(IPPROTO_TCP), TCP_NODELAY, &yes,
+          socklen_t(MemoryLayout<Int32>.size))
+      }
     }
     watchClose(onClose)
     streaming = true
@@ -170,8 +177,14 @@ final class HTTPExchange: @unchecked Sendable {
   /// - Returns: How many bytes wait unsent on the connection after it.
   @discardableResult
   func sendChunk(_ bytes: [UInt8]) -> Int {
-    guard let request, !isClosed else { return 0 }
+    guard let request, !isClosed, !bytes.isEmpty else { return 0 }
     let ev = server.ev
+    if !server.isTLS, let connection = ev.evhttp_request_get_connection(request),
+      let bufferevent = ev.evhttp_connection_get_bufferevent(connection),
+      let output = ev.bufferevent_get_output(bufferevent), ev.evbuffer_get_length(output) == 0
+    {
+      return sendDirectly(chunk: bytes, bufferevent: bufferevent)
+    }
     guard let buffer = ev.evbuffer_new() else { return 0 }
     bytes.withUnsafeBytes { bytes in
       if let base = bytes.baseAddress { _ = ev.evbuffer_add(buffer, base, bytes.count) }
@@ -179,6 +192,40 @@ final class HTTPExchange: @unchecked Sendable {
     ev.evhttp_send_reply_chunk(request, buffer)
     ev.evbuffer_free(buffer)
     return unsentBytes
+  }
+
+  /// Sends a chunk straight to the socket of a connection with nothing queued, and
+  /// queues on it what the socket does not take: one system call per chunk where
+  /// libevent's own path would also switch the socket's write event on and off again
+  /// (two more), which is most of a change's cost to a thousand streams. Ordering holds:
+  /// nothing was queued before it, and what follows queues behind the rest.
+  private func sendDirectly(chunk bytes: [UInt8], bufferevent: OpaquePointer) -> Int {
+    let ev = server.ev
+    var framed = Array((String(bytes.count, radix: 16) + "\r\n").utf8)
+    framed.reserveCapacity(framed.count + bytes.count + 2)
+    framed += bytes
+    framed += [13, 10]
+    let fd = ev.bufferevent_getfd(bufferevent)
+    var sent = 0
+    while sent < framed.count {
+      let count = framed[sent...].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
+      }
+      if count > 0 {
+        sent += count
+      } else if count < 0 && errno == EINTR {
+        continue
+      } else {
+        // Full (or failed: libevent finds the error when it writes, and closes).
+        break
+      }
+    }
+    guard sent < framed.count else { return 0 }
+    framed[sent...].withUnsafeBytes { rest in
+      if let base = rest.baseAddress { _ = ev.bufferevent_write(bufferevent, base, rest.count) }
+    }
+    _ = ev.bufferevent_enable(bufferevent, Int16(LISTSTORE_EV_WRITE))
+    return framed.count - sent
   }
 
   /// Bytes queued on the connection and not yet taken by the client.
@@ -248,6 +295,8 @@ final class HTTPServer: @unchecked Sendable {
   let statusCounts = Locked<[Int: Int]>([:])
   /// Wraps each connection in TLS, when serving it.
   private let tls: TLSContext?
+  /// Whether connections are TLS (their bytes go through libevent's OpenSSL filter).
+  var isTLS: Bool { tls != nil }
 
   static let reasons: [Int: String] = [
     200: "OK", 201: "Created", 204: "No Content", 304: "Not Modified", 400: "Bad Request",

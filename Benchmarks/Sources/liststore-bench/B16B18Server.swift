@@ -43,6 +43,9 @@ struct ServedDatabase {
 final class LoopbackConnection {
   let fd: Int32
   private var buffer: [UInt8] = []
+  /// A stream's unfinished line and the last event id it had (``readEvents(through:)``).
+  private var partialLine: [UInt8] = []
+  private var lastEventID: Int64 = -1
 
   init(port: Int) throws {
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -110,29 +113,16 @@ final class LoopbackConnection {
     return (status, body)
   }
 
-  /// Reads a server-sent event stream on its own thread, calling `seen` with each
-  /// event's id.
-  func readEvents(_ seen: @escaping @Sendable (Int64) -> Void) {
-    let box = UncheckedBox(self)
-    Thread.detach {
-      let connection = box.value
-      var line: [UInt8] = []
-      while (try? connection.fill()) != nil {
-        for byte in connection.buffer {
-          if byte == 10 {
-            if line.starts(with: Array("id: ".utf8)),
-              let id = Int64(String(decoding: line.dropFirst(4), as: UTF8.self))
-            {
-              seen(id)
-            }
-            line.removeAll(keepingCapacity: true)
-          } else {
-            line.append(byte)
-          }
-        }
-        connection.buffer.removeAll(keepingCapacity: true)
-      }
+  /// Reads a server-sent event stream on the calling thread until it has had an event
+  /// with an id of at least `seq` (so that no hand-over between threads is timed).
+  func readEvents(through seq: Int64) throws {
+    var newest = lastEventID
+    while newest < seq {
+      try fill()
+      if let id = StreamFanIn.lastID(in: buffer[...], partial: &partialLine) { newest = id }
+      buffer.removeAll(keepingCapacity: true)
     }
+    lastEventID = newest
   }
 }
 
@@ -165,31 +155,6 @@ extension Thread {
 
 enum Thread {}
 
-/// The highest event id a stream has seen, and a wait for one.
-final class SeenEvents: @unchecked Sendable {
-  private let lock = Mutex<Int64>(0)
-  private let signal = DispatchSemaphore(value: 0)
-  private let wanted = Mutex<Int64>(Int64.max)
-
-  func saw(_ id: Int64) {
-    lock.withLock { $0 = max($0, id) }
-    if id >= wanted.withLock({ $0 }) { signal.signal() }
-  }
-
-  /// Waits until an event with an id of at least `id` has come.
-  func wait(for id: Int64) throws {
-    wanted.withLock { $0 = id }
-    if lock.withLock({ $0 }) >= id {
-      wanted.withLock { $0 = Int64.max }
-      return
-    }
-    guard signal.wait(timeout: .now() + .seconds(30)) == .success else {
-      throw BenchError("no event \(id) within 30 s")
-    }
-    wanted.withLock { $0 = Int64.max }
-  }
-}
-
 /// How many events an observer has had.
 final class EventCount: Sendable {
   let count = Mutex(0)
@@ -217,12 +182,10 @@ enum ServerLatencyBenchmark {
     let server = try ServedDatabase(cli: cli, database: served)
     defer { try? server.stop() }
     let stream = try LoopbackConnection(port: server.port)
-    let seen = SeenEvents()
     try stream.send(
       Array(
         "GET /v1/lists/b16/changes HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n\r\n"
           .utf8))
-    stream.readEvents { seen.saw($0) }
     let writer = try LoopbackConnection(port: server.port)
     let probe = try LoopbackConnection(port: server.port)
     // The floor's own list, observed in-process (B2's path).
@@ -243,7 +206,7 @@ enum ServerLatencyBenchmark {
       guard let seq = Int64(answer.body.drop { !$0.isNumber }.prefix { $0.isNumber }) else {
         throw BenchError("B16: no seq in \(answer.body)")
       }
-      try seen.wait(for: seq)
+      try stream.readEvents(through: seq)
       return Double(monotonicNanoseconds() - start) / 1e9
     }
     func floor() throws -> Double {

@@ -56,7 +56,6 @@ final class StreamFanIn: @unchecked Sendable {
     var partial = Array(repeating: [UInt8](), count: connections.count)
     var events = [epoll_event](repeating: epoll_event(), count: 256)
     var chunk = [UInt8](repeating: 0, count: 65536)
-    let prefix = Array("id: ".utf8)
     while !stopping.load(ordering: .relaxed) {
       let ready = epoll_wait(epoll, &events, Int32(events.count), 100)
       guard ready >= 0 else {
@@ -64,31 +63,49 @@ final class StreamFanIn: @unchecked Sendable {
         return fail("epoll_wait: \(errnoText())")
       }
       for event in events[0..<Int(ready)] {
+        // One read per ready stream: epoll reports it again while bytes remain.
         let index = Int(event.data.u64)
-        let fd = connections[index].fd
-        while true {
-          let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-          if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
-          guard count > 0 else { return fail("stream \(index) was closed by the server") }
-          var newest: Int64?
-          for byte in chunk[0..<count] {
-            if byte == 10 {
-              let line = partial[index]
-              if line.starts(with: prefix),
-                let id = Int64(String(decoding: line.dropFirst(4), as: UTF8.self))
-              {
-                newest = id
-              }
-              partial[index].removeAll(keepingCapacity: true)
-            } else {
-              partial[index].append(byte)
-            }
-          }
-          if let newest { saw(newest, on: index) }
+        let count = chunk.withUnsafeMutableBytes {
+          recv(connections[index].fd, $0.baseAddress, $0.count, 0)
+        }
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { continue }
+        guard count > 0 else { return fail("stream \(index) was closed by the server") }
+        if let newest = Self.lastID(in: chunk[0..<count], partial: &partial[index]) {
+          saw(newest, on: index)
         }
       }
     }
   }
+
+  /// The last `id: N` line among the complete lines of `partial` followed by `bytes`;
+  /// leaves the incomplete last line in `partial`.
+  static func lastID(in bytes: ArraySlice<UInt8>, partial: inout [UInt8]) -> Int64? {
+    var newest: Int64?
+    var lineStart = bytes.startIndex
+    func check(_ line: some Collection<UInt8>) {
+      guard line.starts(with: idPrefix) else { return }
+      var value: Int64 = 0
+      for byte in line.dropFirst(idPrefix.count) {
+        guard byte >= 48 && byte <= 57 else { return }
+        value = value * 10 + Int64(byte - 48)
+      }
+      newest = value
+    }
+    while let newline = bytes[lineStart...].firstIndex(of: 10) {
+      if partial.isEmpty {
+        check(bytes[lineStart..<newline])
+      } else {
+        partial += bytes[lineStart..<newline]
+        check(partial)
+        partial.removeAll(keepingCapacity: true)
+      }
+      lineStart = newline + 1
+    }
+    partial += bytes[lineStart...]
+    return newest
+  }
+
+  private static let idPrefix = Array("id: ".utf8)
 
   private func saw(_ id: Int64, on index: Int) {
     let all = state.withLock { state -> Bool in
