@@ -16,6 +16,11 @@ import Testing
 ///   skips those lines and runs the rest.
 /// * A block under `<!-- file: NAME -->` is a file the commands after it use: it is
 ///   written to `NAME` in the folder when the reading reaches it.
+/// * `liststore serve … &` starts a server of the test's own on a free port (the lines
+///   after it reach it where they name `localhost:8040`), stopped when the reading ends; a
+///   `curl` line after it must print no `"error"`, and the JSON object it prints must have
+///   the keys its `# {"key":…}` comment shows; a `curl -sN` change stream is read until
+///   its first event and until a change made then reaches it.
 @Suite struct DocumentedCommandsTests {
   static let root = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
@@ -36,6 +41,25 @@ import Testing
 
     func runs(_ line: String) -> Bool {
       !skipped && !skippedPrefixes.contains { line.hasPrefix($0) }
+    }
+
+    /// Its command lines, with the number of the line each starts on (1-based): a line
+    /// ending in `\` goes on on the next; blank lines are left out.
+    var commands: [(line: Int, text: String)] {
+      var commands: [(line: Int, text: String)] = []
+      var pending: (line: Int, text: String)?
+      for (offset, line) in lines.enumerated() {
+        var command = pending ?? (self.line + offset, "")
+        if line.hasSuffix("\\") {
+          command.text += line.dropLast() + " "
+          pending = command
+          continue
+        }
+        pending = nil
+        command.text += command.text.isEmpty ? line : line.trimmingCharacters(in: .whitespaces)
+        if !command.text.trimmingCharacters(in: .whitespaces).isEmpty { commands.append(command) }
+      }
+      return commands
     }
   }
 
@@ -101,24 +125,91 @@ import Testing
         "/usr/bin/timeout", ["60", "/bin/sh", "-c", command + " 2>&1"],
         environment: environment, workingDirectory: folder.path)
     }
+
+    /// The server a documented `liststore serve` line started.
+    var server: ServerProcess?
+
+    /// Stops the server, if one was started.
+    func remove() {
+      server?.stop()
+      server = nil
+      folder.remove()
+    }
+
+    /// Runs a documented command line as the suite's documentation says, recording what
+    /// fails at `place`.
+    func runDocumented(_ line: String, at place: String) throws {
+      let command = line.components(separatedBy: "  #").first ?? line
+      let comment = line.components(separatedBy: "  #").dropFirst().joined(separator: "  #")
+        .trimmingCharacters(in: .whitespaces)
+      if command.hasPrefix("liststore serve") {
+        let arguments = command.dropFirst("liststore serve".count)
+          .split(separator: " ").map(String.init).filter { $0 != "&" }
+        server?.stop()
+        server = try ServerProcess(
+          location: environment["LISTSTORE_DB"] ?? "", arguments: arguments,
+          environment: environment, workingDirectory: folder.path)
+        return
+      }
+      guard let server else {
+        let result = try run(command)
+        #expect(result.status == 0, "\(place): \(line)\n\(result.stdout)")
+        return
+      }
+      let reaching = command.replacingOccurrences(
+        of: "localhost:8040", with: "127.0.0.1:\(server.port)")
+      if reaching.hasPrefix("curl -sN") {
+        try readStream(reaching, at: place)
+        return
+      }
+      let result = try run(reaching)
+      #expect(result.status == 0, "\(place): \(line)\n\(result.stdout)")
+      #expect(!result.stdout.contains("\"error\""), "\(place): \(line)\n\(result.stdout)")
+      guard comment.hasPrefix("{") else { return }
+      let shown = try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))
+      let keys = comment.split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }
+        .map { String($0.element) }
+      #expect(
+        (shown as? [String: Any]).map { Set($0.keys) } == Set(keys),
+        "\(place): \(line)\nprinted \(result.stdout), not \(comment)")
+    }
+
+    /// Follows a documented change stream until its first event, makes a change to its
+    /// list, and expects the change on the stream.
+    private func readStream(_ command: String, at place: String) throws {
+      let stream = try TestSupport.WatchProcess(
+        ["/bin/sh", "-c", "exec " + command], environment: environment,
+        workingDirectory: folder.path)
+      defer { stream.stop(signal: SIGKILL) }
+      let first = stream.wait { lines, _ in !EventStreamClient.parse(lines).isEmpty }
+      #expect(first, "\(place): \(command) sent no event: \(stream.lines) \(stream.errors)")
+      let list =
+        command.components(separatedBy: "/v1/lists/").last?
+        .components(separatedBy: "/").first ?? ""
+      let value = "from-another-shell-\(UUID().uuidString.prefix(8))"
+      let added = try run("liststore item add \(list) 0 \(value)")
+      #expect(added.status == 0, "\(place): \(added.stdout)")
+      let reached = stream.wait { lines, _ in
+        EventStreamClient.parse(lines).contains { $0.event == "changes" && $0.data.contains(value) }
+      }
+      #expect(reached, "\(place): the stream did not show a change: \(stream.lines)")
+    }
   }
 
-  @Test func theReadmesCommandsRunInOrderOnAFreshDatabase() throws {
+  @Test(arguments: [("README.md", 25), ("docs/http.md", 4)])
+  func theShellBlocksRunInOrderOnAFreshDatabase(document: String, atLeast: Int) throws {
     let sandbox = Sandbox()
-    defer { sandbox.folder.remove() }
-    let blocks = try Self.blocks(of: "README.md").filter { $0.language == "sh" }
+    defer { sandbox.remove() }
+    let blocks = try Self.blocks(of: document).filter { $0.language == "sh" }
     var ran = 0
     for block in blocks {
-      for (offset, line) in block.lines.enumerated()
-      where block.runs(line) && !line.trimmingCharacters(in: .whitespaces).isEmpty {
-        let result = try sandbox.run(line)
+      for command in block.commands where block.runs(command.text) {
+        try sandbox.runDocumented(command.text, at: "\(document):\(command.line)")
         ran += 1
-        #expect(
-          result.status == 0, "README.md:\(block.line + offset): \(line)\n\(result.stdout)")
       }
     }
     // The walkthrough at least: a marker that skipped it all would pass vacuously.
-    #expect(ran >= 20, "only \(ran) commands of the README ran")
+    #expect(ran >= atLeast, "only \(ran) commands of \(document) ran")
   }
 
   @Test func theTranscriptsOfTheCLIGuideRunInOrderWithTheOutputsShown() throws {

@@ -15,13 +15,20 @@ public final class ServerProcess: @unchecked Sendable {
 
   /// Starts `liststore --db location serve --listen 127.0.0.1:0 arguments…` and waits for
   /// its `listening on` line.
+  /// - Parameters:
+  ///   - location: The `--db` value.
+  ///   - arguments: More arguments of `serve`.
+  ///   - environment: Variables added to the environment.
+  ///   - workingDirectory: Where it runs (relative paths in `arguments` start there); this
+  ///     process's own folder unless given.
   /// - Throws: When it does not start listening.
-  public init(location: String, arguments: [String] = [], environment: [String: String] = [:])
-    throws
-  {
+  public init(
+    location: String, arguments: [String] = [], environment: [String: String] = [:],
+    workingDirectory: String? = nil
+  ) throws {
     output = try WatchProcess(
       [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments,
-      environment: environment)
+      environment: environment, workingDirectory: workingDirectory)
     output.wait { lines, _ in !lines.isEmpty }
     guard let line = output.lines.first, line.hasPrefix("listening on http"),
       line.contains("://127.0.0.1:"), let port = Int(line.split(separator: ":").last ?? "")

@@ -37,9 +37,15 @@ public final class WatchProcess: @unchecked Sendable {
   /// - Parameters:
   ///   - command: The program's path and its arguments.
   ///   - environment: Variables added to the environment.
+  ///   - workingDirectory: Where it runs; this process's own folder unless given.
   /// - Throws: When the program cannot be started.
-  public init(_ command: [String], environment: [String: String] = [:]) throws {
+  public init(
+    _ command: [String], environment: [String: String] = [:], workingDirectory: String? = nil
+  ) throws {
     process.executableURL = URL(fileURLWithPath: command[0])
+    if let workingDirectory {
+      process.currentDirectoryURL = URL(fileURLWithPath: workingDirectory)
+    }
     process.arguments = Array(command.dropFirst())
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe()
