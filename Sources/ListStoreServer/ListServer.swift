@@ -34,6 +34,10 @@ public final class ListServer: @unchecked Sendable {
   /// other alive).
   private let router = Locked<ListServer?>(nil)
   let work = DispatchQueue(label: "liststore.server.work", attributes: .concurrent)
+  /// Requests that may write, one at a time: the repository writes one transaction at a
+  /// time anyway, and one thread running them back to back hands no lock from thread to
+  /// thread (a wake-up each) between them.
+  let writes = DispatchQueue(label: "liststore.server.writes")
   private let feeds = Locked<[String: ListFeed]>([:])
   /// Held while a feed is made, so that one list gets one feed.
   private let feedCreation = Locked<Void>(())
@@ -102,7 +106,8 @@ public final class ListServer: @unchecked Sendable {
       return
     }
     inFlight.enter()
-    work.async { [self] in
+    let queue = request.method == "GET" || request.method == "HEAD" ? work : writes
+    queue.async { [self] in
       defer { inFlight.leave() }
       let response: HTTPResponse?
       do {
@@ -667,7 +672,12 @@ struct APIFailure: Error {
 
 extension String {
   func trimmingSpaces() -> String {
-    String(drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    let bytes = utf8
+    guard let first = bytes.firstIndex(where: { $0 != 0x20 }),
+      let last = bytes.lastIndex(where: { $0 != 0x20 })
+    else { return "" }
+    if first == bytes.startIndex && last == bytes.index(before: bytes.endIndex) { return self }
+    return String(self[first...last])
   }
 }
 

@@ -234,6 +234,37 @@ import Testing
     #expect(try served.shown() == before)
   }
 
+  @Test func aRequestSentAByteAtATimeIsAnsweredWhileOthersAreServed() throws {
+    let served = try Served(.sqlite)
+    defer { served.finish() }
+    // Many clients hold half a request each, and one writes one byte at a time: after
+    // each of its bytes, another client is served whole on a kept-alive connection.
+    let stalled = try (0..<50).map { _ in try RawConnection(port: served.server.port) }
+    for connection in stalled {
+      connection.send("POST /v1/lists/demo/sections/1/items HTTP/1.1\r\nHost: x\r\n")
+    }
+    let body = #"{"value":"slow"}"#
+    let request =
+      "POST /v1/lists/demo/sections/1/items HTTP/1.1\r\nHost: x\r\n"
+      + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+    let slow = try RawConnection(port: served.server.port)
+    let other = try RawConnection(port: served.server.port)
+    var servedMeanwhile = 0
+    for character in request {
+      slow.send(String(character))
+      other.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+      if other.readResponse().hasPrefix("HTTP/1.1 200") { servedMeanwhile += 1 }
+    }
+    #expect(servedMeanwhile == request.count)
+    let answer = slow.readResponse()
+    #expect(answer.hasPrefix("HTTP/1.1 201"), "\(answer)")
+    // The half requests never wrote; the slow one wrote once.
+    for connection in stalled { connection.finishSending() }
+    let values = try #require(served.shown()?.description)
+    #expect(values.components(separatedBy: "slow").count == 2, "\(values)")
+    expectSuccess(try liststore(["check", "--quiet"], database: served.database.location))
+  }
+
   @Test func aStreamReadTooSlowlyIsClosedWithAnErrorAndResumes() throws {
     let database = try TestEngine.sqlite.makeDatabase()
     defer { database.remove() }

@@ -296,6 +296,7 @@ enum ServerBatchBenchmark {
     let base = Stats(times.baseline).scaled(by: 1e3)
     let throughput = base.median / time.median
     return [
+      try concurrentWrites(options, folder: folder, server: server),
       Row(
         id: "B18",
         name: "`POST …/batch` of \(lines) item adds (JSON lines)",
@@ -304,7 +305,97 @@ enum ServerBatchBenchmark {
         note:
           "ratio is throughput (the CLI's time ÷ the server's), each into a fresh list of the "
           + "same database, the server kept running; the CLI from spawn to exit, the API from "
-          + "the request's first byte to its answer")
+          + "the request's first byte to its answer"),
     ]
+  }
+}
+
+extension ServerBatchBenchmark {
+  /// B18b: single-item adds from 8 kept-alive clients of the server, against the same adds
+  /// made by 8 threads in-process through `StoredList` on a database of the same kind.
+  static func concurrentWrites(_ options: Options, folder: ScratchFolder, server: ServedDatabase)
+    throws -> Row
+  {
+    let clients = 8
+    let each = options.quick ? 100 : 1000
+    let runs = options.quick ? 3 : 5
+    let served = try Repository(path: folder.database)
+    let servedList = try served.createList(
+      "b18b", metadata: SectionMetadata.self, item: String.self)
+    try servedList.appendSection(SectionMetadata(header: "S"))
+    let sectionID = try servedList.sectionID(at: 0)
+    let local = folder.path + "/in-process.sqlite"
+    defer { removeDatabase(local) }
+    let repository = try Repository(path: local)
+    let list = try repository.createList("b18b", metadata: SectionMetadata.self, item: String.self)
+    try list.appendSection(SectionMetadata(header: "S"))
+    let connections = try (0..<clients).map { _ in try LoopbackConnection(port: server.port) }
+    let shared = UncheckedBox(
+      (list: list, section: try list.sectionID(at: 0), connections: connections))
+
+    /// Runs `body(client, write)` for every write of every client, one thread per client,
+    /// and returns the wall time until the last one is done.
+    func inParallel(_ body: @escaping @Sendable (Int, Int) throws -> Void) throws -> Double {
+      let failure = Mutex<String?>(nil)
+      let group = DispatchGroup()
+      let start = monotonicNanoseconds()
+      for client in 0..<clients {
+        group.enter()
+        Thread.detach {
+          defer { group.leave() }
+          do {
+            for write in 0..<each { try body(client, write) }
+          } catch {
+            failure.withLock { $0 = $0 ?? "\(error)" }
+          }
+        }
+      }
+      group.wait()
+      let time = Double(monotonicNanoseconds() - start) / 1e9
+      if let message = failure.withLock({ $0 }) { throw BenchError("B18b: \(message)") }
+      return time
+    }
+    var round = 0
+    func throughAPI() throws -> Double {
+      round += 1
+      let before = try servedList.numberOfItems(inSection: 0)
+      let path = "/v1/lists/b18b/sections/\(sectionID)/items"
+      let time = try inParallel { [round] client, write in
+        let answer = try shared.value.connections[client].request(
+          "POST", path, body: Array("{\"value\":\"api \(round) \(client) \(write)\"}".utf8))
+        guard answer.status == 201 else {
+          throw BenchError("POST answered \(answer.status): \(answer.body)")
+        }
+      }
+      try check(
+        try servedList.numberOfItems(inSection: 0) == before + clients * each,
+        "B18b: the server lost writes")
+      return time
+    }
+    func inProcess() throws -> Double {
+      round += 1
+      let before = try list.numberOfItems(inSection: 0)
+      let time = try inParallel { [round] client, write in
+        try shared.value.list.appendItem(
+          "local \(round) \(client) \(write)", toSectionWithID: shared.value.section)
+      }
+      try check(
+        try list.numberOfItems(inSection: 0) == before + clients * each,
+        "B18b: the in-process writes were lost")
+      return time
+    }
+    let times = try sideBySide(warmups: 1, runs: runs, subject: throughAPI, baseline: inProcess)
+    let time = Stats(times.subject).scaled(by: 1e3)
+    let base = Stats(times.baseline).scaled(by: 1e3)
+    let throughput = base.median / time.median
+    return Row(
+      id: "B18b",
+      name: "\(clients) kept-alive clients × \(each) single-item adds (`POST …/items`)",
+      unit: "ms", value: time, baseline: base, ratio: throughput,
+      target: "throughput ≥ 0.5 × \(clients) threads in-process", pass: throughput >= 0.5,
+      note:
+        "ratio is throughput (the in-process time ÷ the server's); each side \(clients) threads, "
+        + "one write at a time each, the in-process side through one shared StoredList "
+        + "(appendItem) on a database of its own of the same kind")
   }
 }
