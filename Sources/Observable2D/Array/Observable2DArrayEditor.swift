@@ -22,7 +22,7 @@ public struct Observable2DArrayEditor<Metadata, Item> {
   public typealias Section = Observable2DArraySection<Metadata, Item>
 
   /// The working state.
-  public private(set) var sections: [Section]
+  public internal(set) var sections: [Section]
 
   /// The next fresh id.
   var nextID: Int64
