@@ -336,10 +336,16 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   ///
   /// With `performDiff`, sections and items are matched by their **ids**: a copy of
   /// ``sections`` edited by the program keeps them, so replacing with it gives the minimal
-  /// changeset (see ``Changeset/diffByID(from:to:isEqual:metadataIsEqual:)``); sections and items
-  /// with id `0` are new and get fresh ids. Matched values are compared with `==` when `Item` is
-  /// `Equatable` at run time and are otherwise reported as updated. To match values without
-  /// ids, use ``replace(with:sectionKey:itemKey:isEqual:)``.
+  /// changeset (see ``Changeset/diffByID(from:to:isEqual:metadataIsEqual:)``). Sections and
+  /// items **without ids** (id `0`, as `Observable2DArraySection(metadata:items:)` makes
+  /// them, the way Bond users call it) are matched **by value**, by the rule of
+  /// `import --replace`: a section with the first section of equal metadata that no id given
+  /// claims, an item with the first unclaimed item of equal value in its paired section, one
+  /// to one in order; so `[1, 2, 3]` replaced with `[1, 2, 3, 4]` is one insertion. What
+  /// pairs with nothing is new and gets a fresh id. Values are compared with `==` when they
+  /// are `Equatable` at run time (and paired through a hash table when `Hashable`); values
+  /// that are not never pair without ids, and matched ones are reported as updated. To
+  /// match by a key of your own, use ``replace(with:sectionKey:itemKey:isEqual:)``.
   ///
   /// - Parameters:
   ///   - newSections: The new state.
@@ -369,15 +375,62 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   private func replace(
     with newSections: [Section], performDiff: Bool, isEqual: @escaping (Item, Item) -> Bool
   ) {
-    replace(adopting: performDiff ? newSections : nil) { old, ids in
-      guard performDiff else { return Self.reloadChangeset(from: old, to: newSections, ids) }
-      return Differ(
-        old: old, new: newSections, pairs: SectionPairs(old: old, new: newSections, pairing: .ids),
+    replace { old, ids in
+      guard performDiff else {
+        return (Self.reloadChangeset(from: old, to: newSections, ids), nil)
+      }
+      let claimed = Self.claimingByValue(old: old, new: newSections, isEqual: isEqual)
+      let changeset = Differ(
+        old: old, new: claimed, pairs: SectionPairs(old: old, new: claimed, pairing: .ids),
         symbols: nil, isEqual: isEqual,
         metadataIsEqual: Changeset<Metadata, Item>.dynamicMetadataEquality,
         assignID: ids.assign
       ).run()
+      return (changeset, claimed)
     }
+  }
+
+  /// `new` with the ids of the old rows that its rows without ids (id `0`) pair with by
+  /// value, the rule of `import --replace`: a section without an id takes the first old
+  /// section of equal metadata that no id of `new` claims; an item without an id, in a
+  /// section paired with an old one, the first unclaimed old item of that section with an
+  /// equal value; one to one, in order. What pairs with nothing stays id `0` (new).
+  /// - Complexity: O(*s*² + *n*) for *s* sections and *n* items (items are paired through a
+  ///   hash table where they are `Hashable`, else by scanning the section's unclaimed ones).
+  static func claimingByValue(
+    old: [Section], new: [Section], isEqual: @escaping (Item, Item) -> Bool
+  ) -> [Section] {
+    guard
+      new.contains(where: { section in section.id == 0 || section.items.ids.contains(0) })
+    else { return new }
+    let oldSectionIDs = Set(old.map(\.id))
+    var claimedSections = Set(new.map(\.id).filter { oldSectionIDs.contains($0) })
+    var result = new
+    for index in result.indices where result[index].id == 0 {
+      let metadata = result[index].metadata
+      if let match = old.first(where: {
+        !claimedSections.contains($0.id)
+          && Changeset<Metadata, Item>.dynamicMetadataEquality($0.metadata, metadata)
+      }) {
+        result[index].id = match.id
+        claimedSections.insert(match.id)
+      }
+    }
+    var claimedItems = Set<Int64>()
+    for section in new { for id in section.items.ids where id != 0 { claimedItems.insert(id) } }
+    let oldByID = Dictionary(old.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+    for index in result.indices where result[index].items.ids.contains(0) {
+      guard let oldSection = oldByID[result[index].id] else { continue }
+      let candidates = oldSection.items.entries.filter { !claimedItems.contains($0.id) }
+      guard !candidates.isEmpty else { continue }
+      var pairing = ValuePairing(candidates, isEqual: isEqual)
+      var entries = Array(result[index].items.entries)
+      for position in entries.indices where entries[position].id == 0 {
+        if let id = pairing.take(entries[position].value) { entries[position].id = id }
+      }
+      result[index].items = ItemList(entries: entries)
+    }
+    return result
   }
 
   /// Replaces the whole state with the changeset of a diff that matches items by a key.
@@ -400,7 +453,7 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
     itemKey: @escaping (Item) -> Key,
     isEqual: @escaping (Item, Item) -> Bool
   ) {
-    replace { old, ids in
+    replace { old, ids -> (Changeset<Metadata, Item>, [Section]?) in
       let pairs = SectionPairs(
         old: old, new: newSections, pairing: sectionKey.map { .key($0) } ?? .position)
       var oldKeys = [Key]()
@@ -413,12 +466,13 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
       }
       // Matching is by key, so the ids the new sections carry mean nothing here: whatever is
       // inserted gets a fresh id (keeping them could duplicate a matched section's id).
-      return Differ(
+      let changeset = Differ(
         old: old, new: newSections, pairs: pairs,
         symbols: ItemSymbols(oldKeys: oldKeys, newKeys: newKeys), isEqual: isEqual,
         metadataIsEqual: Changeset<Metadata, Item>.dynamicMetadataEquality,
         assignID: { _ in ids.assign(0) }
       ).run()
+      return (changeset, nil)
     }
   }
 
@@ -444,19 +498,18 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   ///
   /// The diff runs with only the writer lock held, so that the caller's key and equality
   /// closures may read the array.
-  /// Replaces the state by the changeset `makeChangeset` computes. With `adopting`,
-  /// the new state is those sections, with the ids the diff gave their new sections
-  /// and items, instead of the old state with the changeset applied entry by entry:
-  /// the same result (the changeset matched items by id), without moving every
-  /// changed entry one at a time.
+  /// Replaces the state by the changeset `makeChangeset` computes. With the sections it
+  /// also returns (adopted), the new state is those sections, with the ids the diff gave
+  /// their new sections and items, instead of the old state with the changeset applied
+  /// entry by entry: the same result (the changeset matched items by id), without moving
+  /// every changed entry one at a time.
   private func replace(
-    adopting adopted: [Section]? = nil,
-    _ makeChangeset: ([Section], IDCounter) -> Changeset<Metadata, Item>
+    _ makeChangeset: ([Section], IDCounter) -> (Changeset<Metadata, Item>, adopted: [Section]?)
   ) {
     writer.withLock { _ in
       let (old, nextID) = state.withLock { ($0.sections, $0.nextID) }
       let ids = IDCounter(next: nextID)
-      let changeset = makeChangeset(old, ids)
+      let (changeset, adopted) = makeChangeset(old, ids)
       assert((try? changeset.validate(against: old)) != nil, "diff produced \(changeset)")
       var adoptedSections = adopted
       if adoptedSections != nil {
@@ -531,5 +584,48 @@ private final class IDCounter {
     }
     if id >= next { next = id + 1 }
     return id
+  }
+}
+
+/// Old items a section's items without ids may pair with, taken one to one in order: through
+/// a hash table of values where they are `Hashable`, else by scanning.
+private struct ValuePairing<Item> {
+  private var candidates: [(id: Int64, value: Item)]
+  private var taken: [Bool]
+  private let isEqual: (Item, Item) -> Bool
+  /// For `Hashable` values: the candidates' positions by value, in order, reversed.
+  private var queues: [AnyHashable: [Int]]?
+
+  init(_ candidates: [(id: Int64, value: Item)], isEqual: @escaping (Item, Item) -> Bool) {
+    self.candidates = candidates
+    self.isEqual = isEqual
+    taken = Array(repeating: false, count: candidates.count)
+    if candidates.allSatisfy({ $0.value is any Hashable }) {
+      var queues: [AnyHashable: [Int]] = [:]
+      for position in candidates.indices.reversed() {
+        if let value = candidates[position].value as? any Hashable {
+          queues[AnyHashable(value), default: []].append(position)
+        }
+      }
+      self.queues = queues
+    }
+  }
+
+  /// The id of the first candidate not taken yet whose value equals `value`, now taken.
+  mutating func take(_ value: Item) -> Int64? {
+    if queues != nil {
+      guard let key = (value as? any Hashable).map({ AnyHashable($0) }) else { return nil }
+      // A hash match that `isEqual` denies (a type whose == and hash disagree) pairs nothing.
+      guard let position = queues?[key]?.popLast() else { return nil }
+      taken[position] = true
+      return isEqual(candidates[position].value, value) ? candidates[position].id : nil
+    }
+    for position in candidates.indices where !taken[position] {
+      if isEqual(candidates[position].value, value) {
+        taken[position] = true
+        return candidates[position].id
+      }
+    }
+    return nil
   }
 }
