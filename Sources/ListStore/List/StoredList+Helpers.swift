@@ -100,10 +100,10 @@ extension StoredList {
   public func moveItems(from indexPaths: [IndexPath], to destination: IndexPath)
     throws(ListStoreError)
   {
+    var seen = Set<IndexPath>()
     var unique: [(section: Int, row: Int)] = []
-    for path in indexPaths {
-      let split = try Self.split(path)
-      if !unique.contains(where: { $0 == split }) { unique.append(split) }
+    for path in indexPaths where seen.insert(path).inserted {
+      unique.append(try Self.split(path))
     }
     let target = try Self.split(destination)
     try writeRows { rows in
