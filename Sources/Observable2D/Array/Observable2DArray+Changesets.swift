@@ -21,22 +21,38 @@ extension Changeset {
   ) -> Changeset {
     var items = Set<Int64>()
     var sections = Set<Int64>()
-    for changeset in changesets {
-      for entry in changeset.updatedItems { items.insert(entry.id) }
-      for entry in changeset.movedItems { items.insert(entry.id) }
-      for entry in changeset.insertedItems { items.insert(entry.id) }
-      for section in changeset.insertedSections {
-        sections.insert(section.id)
-        for id in section.items.ids { items.insert(id) }
-      }
-      for section in changeset.updatedSections { sections.insert(section.id) }
-      for section in changeset.movedSections { sections.insert(section.id) }
-    }
-    return Differ(
+    for changeset in changesets { changeset.collectChangedIDs(items: &items, sections: &sections) }
+    return byIDs(from: old, to: new, changedItems: items, changedSections: sections)
+  }
+
+  /// The changeset from `old` to `new`, matching sections and items by id and taking the
+  /// rows whose values or metadata changed from `changedItems` and `changedSections`
+  /// instead of comparing them.
+  ///
+  /// - Complexity: O(*n*) for *n* sections and items.
+  package static func byIDs(
+    from old: [Section], to new: [Section], changedItems: Set<Int64>,
+    changedSections: Set<Int64>
+  ) -> Changeset {
+    Differ(
       old: old, new: new, pairs: SectionPairs(old: old, new: new, pairing: .ids), symbols: nil,
-      isEqual: { _, _ in true }, metadataIsEqual: { _, _ in true }, changedItemIDs: items,
-      changedSectionIDs: sections
+      isEqual: { _, _ in true }, metadataIsEqual: { _, _ in true },
+      changedItemIDs: changedItems, changedSectionIDs: changedSections
     ).run()
+  }
+
+  /// Adds the ids of the items and sections whose values or metadata this changeset sets
+  /// (updated, moved or inserted ones).
+  package func collectChangedIDs(items: inout Set<Int64>, sections: inout Set<Int64>) {
+    for entry in updatedItems { items.insert(entry.id) }
+    for entry in movedItems { items.insert(entry.id) }
+    for entry in insertedItems { items.insert(entry.id) }
+    for section in insertedSections {
+      sections.insert(section.id)
+      for id in section.items.ids { items.insert(id) }
+    }
+    for section in updatedSections { sections.insert(section.id) }
+    for section in movedSections { sections.insert(section.id) }
   }
 
   /// How many sections and items it names, an inserted section with its items.

@@ -223,6 +223,21 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
     return subscription
   }
 
+  /// Calls `body` with the state that includes every event delivered before this call, and
+  /// none delivered after, on the delivering thread, in order with the events: before this
+  /// method returns when no other thread delivers, or else (and when called from inside a
+  /// delivery) by the delivering thread, after what is queued already.
+  ///
+  /// A derived array reads its source this way when its rule changes, so that the state it
+  /// re-derives from is the one its next event starts from.
+  /// - Parameter body: Receives the state and its version.
+  package func read(inOrder body: @escaping ([Section], Int64) -> Void) {
+    state.withLock { state in
+      state.enqueue(.read(body, snapshot: state.sections, version: state.version))
+    }
+    deliverPending()
+  }
+
   // MARK: Delivery
 
   /// Queues the event of a change; call with the lock held, then `deliverPending()` after.
@@ -273,6 +288,8 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
           subject.onCompleted()
         case .subscribe(let request, let snapshot, let version):
           start(request, from: snapshot, version: version)
+        case .read(let body, let snapshot, let version):
+          body(snapshot, version)
         }
       }
       state.withLock { state in
@@ -387,6 +404,10 @@ enum PendingOperation<Metadata, Item> {
   case subscribe(
     SubscribeRequest<Metadata, Item>, snapshot: [Observable2DArraySection<Metadata, Item>],
     version: Int64)
+  /// A reader of the state at this point of the events (``Observable2DArray/read(inOrder:)``).
+  case read(
+    ([Observable2DArraySection<Metadata, Item>], Int64) -> Void,
+    snapshot: [Observable2DArraySection<Metadata, Item>], version: Int64)
 }
 
 @usableFromInline

@@ -283,3 +283,45 @@ public struct Observable2DArrayEditor<Metadata, Item> {
     tracker = ChangeTracker(old: sections, keepingOldState: false)
   }
 }
+
+// MARK: Primitives for derived arrays
+
+extension Observable2DArrayEditor {
+  /// Removes the item at `row` of `section`, recording it; the indexes must be valid.
+  @discardableResult
+  package mutating func removeEntry(section: Int, row: Int) -> ItemList<Item>.Entry {
+    tracker.removingItem(
+      sections[section].items.id(at: row), section: sections[section].id, row: row)
+    return sections[section].items.removeEntry(at: row)
+  }
+
+  /// Inserts an item with its own id at `row` of `section` (`0 ... count`), recording it.
+  ///
+  /// `moved: false` says that the batch removed it (``removeEntry(section:row:)``) from
+  /// this very place, among the same neighbours, so that it is not reported as moved; with
+  /// `true` an item the batch removed is reported as moved, and one new to it as inserted.
+  package mutating func insertEntry(
+    _ value: Item, id: Int64, section: Int, row: Int, moved: Bool
+  ) {
+    sections[section].items.insert(value, id: id, at: row)
+    tracker.insertedItem(id, section: sections[section].id, row: row, moved: moved)
+  }
+
+  /// Sets the value of the item at `row` of `section`, recording it as changed.
+  package mutating func setValue(_ value: Item, section: Int, row: Int) {
+    sections[section].items[row] = value
+    tracker.replacedItem(
+      sections[section].items.id(at: row), section: sections[section].id, row: row)
+  }
+
+  /// The changeset of the mutations made so far.
+  package var changeset: Changeset<Metadata, Item> {
+    tracker.changeset(to: sections)
+  }
+
+  /// Starts an editor of `sections` for a derived array: single changes are made in place;
+  /// the old state is kept only when `keepingOldState`.
+  package static func editing(_ sections: [Section], keepingOldState: Bool) -> Self {
+    Self(sections: sections, nextID: 1, keepingOldState: keepingOldState)
+  }
+}

@@ -257,7 +257,7 @@ extension Changeset {
   }
 }
 
-// MARK: - Metadata equality without a constraint
+// MARK: - Equality without a constraint
 
 extension Equatable {
   /// `self == other` when `other` has the same type.
@@ -267,12 +267,19 @@ extension Equatable {
   }
 }
 
+/// `lhs == rhs` when their dynamic type is `Equatable`; `false` otherwise, so that a caller
+/// never loses a change it cannot see.
+@usableFromInline
+func dynamicallyEqual<Value>(_ lhs: Value, _ rhs: Value) -> Bool {
+  guard let lhs = lhs as? any Equatable else { return false }
+  return lhs.isEqual(toAny: rhs)
+}
+
 extension Changeset {
   /// Compares metadata with `==` when its dynamic type is `Equatable`; otherwise reports a
   /// difference, so that the diff never loses a change it cannot see.
   @usableFromInline
   static func dynamicMetadataEquality(_ lhs: Metadata, _ rhs: Metadata) -> Bool {
-    guard let lhs = lhs as? any Equatable else { return false }
-    return lhs.isEqual(toAny: rhs)
+    dynamicallyEqual(lhs, rhs)
   }
 }

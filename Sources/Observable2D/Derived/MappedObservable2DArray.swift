@@ -1,0 +1,82 @@
+extension Observable2DArray {
+  /// An array of this one's items transformed by `transform`, with the same sections,
+  /// metadata and ids, following every change of this array with the same changesets, their
+  /// values transformed (Bond's `mapCollection`).
+  ///
+  /// `transform` runs once per item to start, then once per inserted, moved or updated item
+  /// of each change — never over the whole array again, which is why Bond's
+  /// `lazyMapCollection` has no counterpart here. A transform worth running only for the
+  /// rows on screen belongs in the bond's `cellForRow` instead.
+  ///
+  /// ```swift
+  /// let titles = cities.mapItems { "\($0.name) (\($0.population))" }
+  /// ```
+  ///
+  /// Its events are delivered as part of this array's delivery, and `transform` is called
+  /// there, one call at a time (see ``FilteredObservable2DArray`` for the threading).
+  ///
+  /// - Parameter transform: The value an item shows as.
+  /// - Returns: The mapped array; it keeps this one alive.
+  /// - Complexity: O(*n*) to start; then O(*k*) transforms for a change of *k* rows.
+  public func mapItems<Mapped>(_ transform: @escaping (Item) -> Mapped)
+    -> Observable2DArray<Metadata, Mapped>
+  {
+    DerivedObservable2DArray(
+      source: self, derivation: MapDerivation<Metadata, Item, Mapped>(transform: transform))
+  }
+}
+
+/// The rule of ``Observable2DArray/mapItems(_:)``: the same changesets, values transformed.
+struct MapDerivation<Metadata, SourceItem, Item>: Derivation {
+  typealias SourceMetadata = Metadata
+  typealias Section = Observable2DArraySection<Metadata, Item>
+  typealias SourceSection = Observable2DArraySection<Metadata, SourceItem>
+  typealias SourceChangeset = Changeset<Metadata, SourceItem>
+
+  let transform: (SourceItem) -> Item
+
+  mutating func rebuild(from source: [SourceSection]) -> [Section] {
+    source.map(mapped)
+  }
+
+  private func mapped(_ section: SourceSection) -> Section {
+    Section(
+      id: section.id, metadata: section.metadata,
+      items: ItemList(entries: section.items.entries.lazy.map { ($0.id, transform($0.value)) }))
+  }
+
+  /// Mapping costs the same for any changeset: never rebuild.
+  func work(for changeset: SourceChangeset) -> Int {
+    0
+  }
+
+  mutating func derive(_ changeset: SourceChangeset, into sections: inout [Section])
+    -> (changeset: Changeset<Metadata, Item>, complete: Bool)
+  {
+    let result = Changeset<Metadata, Item>(
+      deletedSections: changeset.deletedSections.map { .init(index: $0.index, id: $0.id) },
+      insertedSections: changeset.insertedSections.map { inserted in
+        .init(
+          index: inserted.index, id: inserted.id, metadata: inserted.metadata,
+          items: mapped(inserted.section).items)
+      },
+      movedSections: changeset.movedSections.map {
+        .init(from: $0.from, to: $0.to, id: $0.id, metadata: $0.metadata)
+      },
+      updatedSections: changeset.updatedSections.map {
+        .init(index: $0.index, id: $0.id, metadata: $0.metadata)
+      },
+      deletedItems: changeset.deletedItems.map { .init(at: $0.at, id: $0.id) },
+      insertedItems: changeset.insertedItems.map {
+        .init(at: $0.at, id: $0.id, value: transform($0.value))
+      },
+      movedItems: changeset.movedItems.map {
+        .init(from: $0.from, to: $0.to, id: $0.id, value: transform($0.value))
+      },
+      updatedItems: changeset.updatedItems.map {
+        .init(at: $0.at, id: $0.id, value: transform($0.value))
+      })
+    result.applyWithoutValidation(to: &sections)
+    return (result, true)
+  }
+}
