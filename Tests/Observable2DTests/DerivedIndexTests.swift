@@ -78,6 +78,30 @@ import Testing
     #expect((0..<sequence.count).map { sequence.id(at: $0) } == model)
   }
 
+  @Test func firstRowFindsThePartitionPointWithAndWithoutASkippedRow() {
+    var random = SeededRandom(seed: PropertyTestSettings.baseSeed &+ 200)
+    // Sorted values over several chunks, with runs of equal values; inserting splits chunks.
+    var list = ItemList<Int>(ids: (1...3_000).map { Int64($0) }, values: (0..<3_000).map { $0 / 7 })
+    for id in 3_001...3_400 {
+      let value = Int.random(in: 0...430, using: &random)
+      list.insert(value, id: Int64(id), at: list.partitioningIndex { $0 > value })
+    }
+    let values = Array(list)
+    for _ in 0..<3_000 {
+      let target = Int.random(in: -1...431, using: &random)
+      let expected = values.firstIndex { $0 > target } ?? values.count
+      #expect(list.firstRow { $0.value > target } == expected)
+      // Without a random row: the row its value would take in the list without it.
+      let skipped = Int.random(in: 0..<values.count, using: &random)
+      var without = values
+      without.remove(at: skipped)
+      let expectedWithout = without.firstIndex { $0 > target } ?? without.count
+      #expect(
+        list.firstRow(skipping: skipped) { $0.value > target } == expectedWithout,
+        "target \(target) skipping \(skipped)")
+    }
+  }
+
   @Test func prefixSumsLocateEveryUnit() {
     let counts = [3, 0, 5, 1, 0, 0, 7, 2]
     let sums = PrefixSums(counts)

@@ -92,6 +92,8 @@ struct Options {
   var b2Sizes: [Int]?
   /// Items inserted by B1 instead of the default (for profiling a reduced run).
   var b1Items: Int?
+  /// Rounds of each change B19 makes instead of the default (for profiling).
+  var b19Rounds: Int?
   /// Items appended by B9 instead of the default.
   var b9Items: Int?
   /// List sizes for B10 instead of the defaults.

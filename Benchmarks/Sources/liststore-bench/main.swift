@@ -7,12 +7,13 @@ import FoundationEssentials
 #endif
 
 /// `liststore-bench [--quick] [--json FILE] [--only B1,B3] [--cli PATH]`: the benchmarks
-/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B15, B22), each
+/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B19, B22), each
 /// beside its baseline; see BENCHMARKS.md.
 enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
     + "[--b1-items N] [--b2-sizes 1000,1000000] [--b9-items N] [--b10-sizes 1000,1000000] "
+    + "[--b19-rounds N] "
     + "[--pg-statements]"
 
   static let benchmarks: [(id: String, run: @Sendable (Options, String) throws -> [Row])] = [
@@ -34,6 +35,7 @@ enum Main {
     ("B16", ServerLatencyBenchmark.run),
     ("B17", ServerFanOutBenchmark.run),
     ("B18", ServerBatchBenchmark.run),
+    ("B19", DerivedBenchmark.run),
     ("B22", BatchByIndexBenchmark.run),
   ]
 
@@ -86,6 +88,9 @@ enum Main {
         let sizes = list.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
         options.b2Sizes = sizes
+      case "--b19-rounds":
+        guard let text = rest.popFirst(), let count = Int(text), count > 0 else { return nil }
+        options.b19Rounds = count
       case "--b9-items":
         guard let count = rest.popFirst().flatMap({ Int($0) }), count >= 10 else { return nil }
         options.b9Items = count

@@ -30,6 +30,7 @@ extension Changeset {
   /// instead of comparing them.
   ///
   /// - Complexity: O(*n*) for *n* sections and items.
+  @usableFromInline
   package static func byIDs(
     from old: [Section], to new: [Section], changedItems: Set<Int64>,
     changedSections: Set<Int64>
@@ -43,6 +44,7 @@ extension Changeset {
 
   /// Adds the ids of the items and sections whose values or metadata this changeset sets
   /// (updated, moved or inserted ones).
+  @usableFromInline
   package func collectChangedIDs(items: inout Set<Int64>, sections: inout Set<Int64>) {
     for entry in updatedItems { items.insert(entry.id) }
     for entry in movedItems { items.insert(entry.id) }
@@ -56,6 +58,7 @@ extension Changeset {
   }
 
   /// How many sections and items it names, an inserted section with its items.
+  @usableFromInline
   var rowCount: Int {
     deletedSections.count + movedSections.count + updatedSections.count
       + insertedSections.reduce(0) { $0 + 1 + $1.items.count } + deletedItems.count

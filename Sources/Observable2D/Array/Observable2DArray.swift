@@ -55,6 +55,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   }
 
   /// Creates an array holding `sections` exactly as given, ids included (a snapshot).
+  @usableFromInline
   init(snapshot sections: [Section]) {
     state = Locked(ArrayState(sections: sections, nextID: 1))
   }
@@ -209,6 +210,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
       observer: Observer { if let event = $0.element { onNext(event) } })
   }
 
+  @usableFromInline
   func subscribe(
     initialWithVersion initial: (([Section], Int64) -> Void)?, observer: Observer<Event>
   )
@@ -231,6 +233,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// A derived array reads its source this way when its rule changes, so that the state it
   /// re-derives from is the one its next event starts from.
   /// - Parameter body: Receives the state and its version.
+  @usableFromInline
   package func read(inOrder body: @escaping ([Section], Int64) -> Void) {
     state.withLock { state in
       state.enqueue(.read(body, snapshot: state.sections, version: state.version))

@@ -288,6 +288,7 @@ public struct Observable2DArrayEditor<Metadata, Item> {
 
 extension Observable2DArrayEditor {
   /// Removes the item at `row` of `section`, recording it; the indexes must be valid.
+  @usableFromInline
   @discardableResult
   package mutating func removeEntry(section: Int, row: Int) -> ItemList<Item>.Entry {
     tracker.removingItem(
@@ -300,6 +301,7 @@ extension Observable2DArrayEditor {
   /// `moved: false` says that the batch removed it (``removeEntry(section:row:)``) from
   /// this very place, among the same neighbours, so that it is not reported as moved; with
   /// `true` an item the batch removed is reported as moved, and one new to it as inserted.
+  @usableFromInline
   package mutating func insertEntry(
     _ value: Item, id: Int64, section: Int, row: Int, moved: Bool
   ) {
@@ -308,6 +310,7 @@ extension Observable2DArrayEditor {
   }
 
   /// Sets the value of the item at `row` of `section`, recording it as changed.
+  @usableFromInline
   package mutating func setValue(_ value: Item, section: Int, row: Int) {
     sections[section].items[row] = value
     tracker.replacedItem(
@@ -315,12 +318,14 @@ extension Observable2DArrayEditor {
   }
 
   /// The changeset of the mutations made so far.
+  @usableFromInline
   package var changeset: Changeset<Metadata, Item> {
     tracker.changeset(to: sections)
   }
 
   /// Starts an editor of `sections` for a derived array: single changes are made in place;
   /// the old state is kept only when `keepingOldState`.
+  @usableFromInline
   package static func editing(_ sections: [Section], keepingOldState: Bool) -> Self {
     Self(sections: sections, nextID: 1, keepingOldState: keepingOldState)
   }

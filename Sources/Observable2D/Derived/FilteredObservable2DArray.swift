@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// An array of the items of another array that pass a predicate, which can change (a
 /// search field's query, say), following every change of its source with changesets of
 /// its own: Bond's `filterCollection`, for sectioned lists.
@@ -24,8 +26,10 @@
 /// events: before it returns, unless called from inside a delivery, which it then follows.
 /// The array keeps its source alive.
 public final class FilteredObservable2DArray<Metadata, Item>: Observable2DArray<Metadata, Item> {
-  private let link: DerivationLink<FilterDerivation<Metadata, Item>>
+  @usableFromInline
+  let link: DerivationLink<FilterDerivation<Metadata, Item>>
 
+  @inlinable
   init(source: Observable2DArray<Metadata, Item>, isIncluded: @escaping (Item) -> Bool) {
     link = DerivationLink(source: source, derivation: FilterDerivation(isIncluded: isIncluded))
     super.init(snapshot: [])
@@ -66,21 +70,31 @@ where Metadata: Sendable, Item: Sendable {}
 
 /// The rule of a ``FilteredObservable2DArray``: per section, one bit per source item that
 /// says whether it passes; an item's row in the filtered section is the rank of its bit.
+@usableFromInline
 struct FilterDerivation<Metadata, Item>: StepDerivation {
+  @usableFromInline
   typealias SourceMetadata = Metadata
+  @usableFromInline
   typealias SourceItem = Item
+  @usableFromInline
   typealias Section = Observable2DArraySection<Metadata, Item>
+  @usableFromInline
   typealias SourceSection = Section
+  @usableFromInline
   typealias SourceChangeset = Changeset<Metadata, Item>
 
+  @usableFromInline
   var isIncluded: (Item) -> Bool
   /// Per section, in order, a bit per source item.
-  private var passes: [RankedBits] = []
+  @usableFromInline
+  var passes: [RankedBits] = []
 
+  @inlinable
   init(isIncluded: @escaping (Item) -> Bool) {
     self.isIncluded = isIncluded
   }
 
+  @inlinable
   mutating func rebuild(from source: [SourceSection]) -> [Section] {
     passes = []
     passes.reserveCapacity(source.count)
@@ -99,6 +113,7 @@ struct FilterDerivation<Metadata, Item>: StepDerivation {
   }
 
   /// The items that appear and disappear, from the bits before and after: no diff.
+  @inlinable
   func changeOfRule(from old: [Section], to new: [Section], previous: Self)
     -> Changeset<Metadata, Item>
   {
@@ -124,6 +139,57 @@ struct FilterDerivation<Metadata, Item>: StepDerivation {
     return changeset
   }
 
+  @inlinable
+  mutating func deriveSingle(_ step: SourceChangeset.Step, from sections: [Section])
+    -> Changeset<Metadata, Item>?
+  {
+    switch step {
+    case .insertItem(let at, let id, let value):
+      let passing = isIncluded(value)
+      passes[at[0]].insert(passing, at: at[1])
+      guard passing else { return Changeset() }
+      return Changeset(
+        insertedItems: [.init(at: [at[0], passes[at[0]].rank(at[1])], id: id, value: value)])
+    case .deleteItem(let at, let id):
+      let rank = passes[at[0]].rank(at[1])
+      guard passes[at[0]].remove(at: at[1]) else { return Changeset() }
+      return Changeset(deletedItems: [.init(at: [at[0], rank], id: id)])
+    case .updateItem(let at, let id, let value):
+      let passing = isIncluded(value)
+      let rank = passes[at[0]].rank(at[1])
+      let path: IndexPath = [at[0], rank]
+      switch (passes[at[0]].set(passing, at: at[1]), passing) {
+      case (true, true): return Changeset(updatedItems: [.init(at: path, id: id, value: value)])
+      case (true, false): return Changeset(deletedItems: [.init(at: path, id: id)])
+      case (false, true): return Changeset(insertedItems: [.init(at: path, id: id, value: value)])
+      case (false, false): return Changeset()
+      }
+    case .moveItem(let from, let to, let id, let value):
+      let fromRank = passes[from[0]].rank(from[1])
+      let passed = passes[from[0]].remove(at: from[1])
+      let passing = isIncluded(value)
+      passes[to[0]].insert(passing, at: to[1])
+      let toRank = passes[to[0]].rank(to[1])
+      let old: IndexPath = [from[0], fromRank]
+      let new: IndexPath = [to[0], toRank]
+      switch (passed, passing) {
+      case (true, true) where old == new:
+        if dynamicallyEqual(sections[from[0]].items[fromRank], value) { return Changeset() }
+        return Changeset(updatedItems: [.init(at: old, id: id, value: value)])
+      case (true, true):
+        return Changeset(movedItems: [.init(from: old, to: new, id: id, value: value)])
+      case (true, false): return Changeset(deletedItems: [.init(at: old, id: id)])
+      case (false, true): return Changeset(insertedItems: [.init(at: new, id: id, value: value)])
+      case (false, false): return Changeset()
+      }
+    case .updateSection(let at, let id, let metadata):
+      return Changeset(updatedSections: [.init(index: at, id: id, metadata: metadata)])
+    case .deleteSection, .insertSection, .moveSection:
+      return nil
+    }
+  }
+
+  @inlinable
   mutating func apply(
     _ step: SourceChangeset.Step, to editor: inout Observable2DArrayEditor<Metadata, Item>
   ) throws(Observable2DArrayError) {

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 extension Observable2DArray {
   /// An array of this one's items regrouped into sections by a key, following every change
   /// of this array with changesets of its own.
@@ -29,9 +31,12 @@ extension Observable2DArray {
 }
 
 /// A derived array whose rule does not change (mapped, grouped).
+@usableFromInline
 final class DerivedObservable2DArray<D: Derivation>: Observable2DArray<D.Metadata, D.Item> {
-  private let link: DerivationLink<D>
+  @usableFromInline
+  let link: DerivationLink<D>
 
+  @inlinable
   init(source: Observable2DArray<D.SourceMetadata, D.SourceItem>, derivation: D) {
     link = DerivationLink(source: source, derivation: derivation)
     super.init(snapshot: [])
@@ -46,30 +51,53 @@ where D.Metadata: Sendable, D.Item: Sendable {}
 /// The rule of ``Observable2DArray/groupedItems(by:)``: the source's items in one order
 /// across its sections, each item's key, the keys in order, and each group's members in
 /// order.
+@usableFromInline
 struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDerivation {
+  @usableFromInline
   typealias SourceItem = Item
+  @usableFromInline
   typealias Metadata = Key
+  @usableFromInline
   typealias Section = Observable2DArraySection<Key, Item>
+  @usableFromInline
   typealias SourceSection = Observable2DArraySection<SourceMetadata, Item>
+  @usableFromInline
   typealias SourceChangeset = Changeset<SourceMetadata, Item>
 
-  private struct Group {
+  @usableFromInline
+  struct Group {
+    @usableFromInline
     var id: Int64
+    @usableFromInline
     var members: IDSequence
+
+    @inlinable
+    init(id: Int64, members: IDSequence) {
+      self.id = id
+      self.members = members
+    }
   }
 
+  @usableFromInline
   let key: (Item) -> Key
-  private var sourceOrder = FlatOrder()
-  private var keyOf: [Int64: Key] = [:]
+  @usableFromInline
+  var sourceOrder = FlatOrder()
+  @usableFromInline
+  var keyOf: [Int64: Key] = [:]
   /// The keys of the groups (the derived sections), in increasing order.
-  private var keys: [Key] = []
-  private var groups: [Key: Group] = [:]
-  private var nextGroupID: Int64 = 1
+  @usableFromInline
+  var keys: [Key] = []
+  @usableFromInline
+  var groups: [Key: Group] = [:]
+  @usableFromInline
+  var nextGroupID: Int64 = 1
 
+  @inlinable
   init(_ key: @escaping (Item) -> Key) {
     self.key = key
   }
 
+  @inlinable
   mutating func rebuild(from source: [SourceSection]) -> [Section] {
     sourceOrder = FlatOrder(source)
     keyOf = [:]
@@ -93,11 +121,13 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
     }
   }
 
-  private mutating func newGroupID() -> Int64 {
+  @inlinable
+  mutating func newGroupID() -> Int64 {
     defer { nextGroupID += 1 }
     return nextGroupID
   }
 
+  @inlinable
   func work(for changeset: SourceChangeset) -> Int {
     var work = changeset.rowCount
     for section in changeset.deletedSections { work += sourceOrder.count(ofSection: section.index) }
@@ -105,12 +135,14 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
     return work
   }
 
+  @inlinable
   func changedSectionIDs(in changeset: SourceChangeset) -> Set<Int64> {
     []
   }
 
   /// The index of `key`'s section, or where it would go.
-  private func index(of key: Key) -> Int {
+  @inlinable
+  func index(of key: Key) -> Int {
     var low = 0
     var high = keys.count
     while low < high {
@@ -122,7 +154,8 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
 
   /// Puts item `id` in its group, at its place in the source order; makes the group's
   /// section when it has none. `previous` is where it was taken out of, if anywhere.
-  private mutating func place(
+  @inlinable
+  mutating func place(
     _ id: Int64, value: Item, editor: inout Observable2DArrayEditor<Key, Item>,
     previous: (key: Key, row: Int, value: Item)?, forceMove: Bool = false
   ) throws(Observable2DArrayError) {
@@ -135,9 +168,7 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
       keys.insert(key, at: section)
       try editor.insert(section: Section(id: group.id, metadata: key, items: []), at: section)
     }
-    let order = sourceOrder
-    let rank = order.position(of: id)
-    let row = editor.sections[section].items.firstRow { rank < order.position(of: $0.id) }
+    let row = row(of: id, in: editor.sections[section].items)
     groups[key]?.members.insert(id, at: row)
     guard let previous else {
       editor.insertEntry(value, id: id, section: section, row: row, moved: true)
@@ -151,7 +182,8 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
   }
 
   /// Takes item `id` out of its group; the group's section stays until the steps end.
-  private mutating func takeOut(_ id: Int64, editor: inout Observable2DArrayEditor<Key, Item>)
+  @inlinable
+  mutating func takeOut(_ id: Int64, editor: inout Observable2DArrayEditor<Key, Item>)
     -> (key: Key, row: Int, value: Item)?
   {
     guard let key = keyOf.removeValue(forKey: id), let row = groups[key]?.members.remove(id)
@@ -159,6 +191,81 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
     return (key, row, editor.removeEntry(section: index(of: key), row: row).value)
   }
 
+  /// One item's change when no group appears or disappears (else `nil`, the general path).
+  @inlinable
+  mutating func deriveSingle(_ step: SourceChangeset.Step, from sections: [Section])
+    -> Changeset<Key, Item>?
+  {
+    switch step {
+    case .insertItem(let at, let id, let value):
+      let key = key(value)
+      guard groups[key] != nil else { return nil }
+      sourceOrder.insert(id, section: at[0], row: at[1])
+      keyOf[id] = key
+      let section = index(of: key)
+      let row = row(of: id, in: sections[section].items)
+      groups[key]?.members.insert(id, at: row)
+      return Changeset(insertedItems: [.init(at: [section, row], id: id, value: value)])
+    case .deleteItem(let at, let id):
+      guard let key = keyOf[id], let group = groups[key], group.members.count > 1 else {
+        return nil
+      }
+      sourceOrder.remove(section: at[0], row: at[1])
+      keyOf[id] = nil
+      let row = groups[key]?.members.remove(id) ?? 0
+      return Changeset(deletedItems: [.init(at: [index(of: key), row], id: id)])
+    case .updateItem(_, let id, let value):
+      return moved(id, value: value, in: sections, reorder: nil)
+    case .moveItem(let from, let to, let id, let value):
+      return moved(id, value: value, in: sections, reorder: (from, to))
+    case .updateSection:
+      return Changeset()
+    case .deleteSection, .insertSection, .moveSection:
+      return nil
+    }
+  }
+
+  /// The change of item `id`, now `value` (and moved in the source from `reorder.from` to
+  /// `reorder.to`), when both its groups exist before and after; else `nil`.
+  @inlinable
+  mutating func moved(
+    _ id: Int64, value: Item, in sections: [Section],
+    reorder: (from: IndexPath, to: IndexPath)?
+  ) -> Changeset<Key, Item>? {
+    let newKey = key(value)
+    guard let oldKey = keyOf[id], let oldGroup = groups[oldKey], groups[newKey] != nil,
+      oldKey == newKey || oldGroup.members.count > 1
+    else { return nil }
+    if let (from, to) = reorder {
+      sourceOrder.remove(section: from[0], row: from[1])
+      sourceOrder.insert(id, section: to[0], row: to[1])
+    }
+    keyOf[id] = newKey
+    let oldSection = index(of: oldKey)
+    let oldRow = groups[oldKey]?.members.remove(id) ?? 0
+    let section = index(of: newKey)
+    let row = row(
+      of: id, in: sections[section].items, skipping: oldKey == newKey ? oldRow : nil)
+    groups[newKey]?.members.insert(id, at: row)
+    guard oldSection != section || oldRow != row else {
+      if dynamicallyEqual(sections[section].items[row], value) { return Changeset() }
+      return Changeset(updatedItems: [.init(at: [section, row], id: id, value: value)])
+    }
+    return Changeset(
+      movedItems: [
+        .init(from: [oldSection, oldRow], to: [section, row], id: id, value: value)
+      ])
+  }
+
+  /// Where item `id` belongs among `items` (without row `skipped`), by the source order.
+  @inlinable
+  func row(of id: Int64, in items: ItemList<Item>, skipping skipped: Int? = nil) -> Int {
+    let order = sourceOrder
+    let rank = order.position(of: id)
+    return items.firstRow(skipping: skipped) { rank < order.position(of: $0.id) }
+  }
+
+  @inlinable
   mutating func apply(
     _ step: SourceChangeset.Step, to editor: inout Observable2DArrayEditor<Key, Item>
   ) throws(Observable2DArrayError) {
@@ -200,6 +307,7 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
   }
 
   /// Removes the sections of the groups the steps emptied.
+  @inlinable
   mutating func finishSteps(_ editor: inout Observable2DArrayEditor<Key, Item>)
     throws(Observable2DArrayError)
   {

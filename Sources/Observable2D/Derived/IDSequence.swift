@@ -6,26 +6,36 @@
 /// sit in chunks of at most ``maximumChunkCount``, with prefix sums of the chunks' sizes and
 /// a table from each id to its chunk; chunks are named by stable keys, so that splitting one
 /// rewrites the table for the ids it moves only.
+@usableFromInline
 struct IDSequence {
   /// The most ids a chunk holds; a full chunk is split in two halves.
+  @inlinable
   static var maximumChunkCount: Int { 512 }
 
   /// The chunks' ids, by chunk key.
-  private var chunks: [[Int64]]
+  @usableFromInline
+  var chunks: [[Int64]]
   /// The chunk keys in order.
-  private var order: [Int]
+  @usableFromInline
+  var order: [Int]
   /// By chunk key, its place in `order` (-1 for a free key).
-  private var place: [Int]
-  private var freeKeys: [Int] = []
-  private var sizes: PrefixSums
+  @usableFromInline
+  var place: [Int]
+  @usableFromInline
+  var freeKeys: [Int] = []
+  @usableFromInline
+  var sizes: PrefixSums
   /// The chunk key of each id.
-  private var chunkOf: [Int64: Int]
+  @usableFromInline
+  var chunkOf: [Int64: Int]
   /// The number of ids.
-  private(set) var count: Int
+  @usableFromInline
+  var count: Int
 
   /// Creates the sequence of `ids`, which must be distinct.
   ///
   /// - Complexity: O(*n*).
+  @inlinable
   init(_ ids: some Collection<Int64>) {
     var chunks: [[Int64]] = []
     var chunkOf = [Int64: Int](minimumCapacity: ids.count)
@@ -51,18 +61,21 @@ struct IDSequence {
   }
 
   /// Creates an empty sequence.
+  @inlinable
   init() {
     self.init(EmptyCollection())
   }
 
   /// Whether `id` is in the sequence.
+  @inlinable
   func contains(_ id: Int64) -> Bool {
     chunkOf[id] != nil
   }
 
   /// The chunk and the offset within it of `position`; one past the end is the end of the
   /// last chunk.
-  private func locate(_ position: Int) -> (place: Int, offset: Int) {
+  @inlinable
+  func locate(_ position: Int) -> (place: Int, offset: Int) {
     if position == count {
       let last = order.count - 1
       return (last, chunks[order[last]].count)
@@ -72,6 +85,7 @@ struct IDSequence {
   }
 
   /// The id at `position`.
+  @inlinable
   func id(at position: Int) -> Int64 {
     precondition(position >= 0 && position < count, "IDSequence: position out of range")
     let (place, offset) = locate(position)
@@ -79,6 +93,7 @@ struct IDSequence {
   }
 
   /// The position of `id`, or `nil` when it is not in the sequence.
+  @inlinable
   func position(of id: Int64) -> Int? {
     guard let key = chunkOf[id] else { return nil }
     let place = self.place[key]
@@ -87,6 +102,7 @@ struct IDSequence {
   }
 
   /// Inserts `id`, which is not in the sequence, at `position` (`0 ... count`).
+  @inlinable
   mutating func insert(_ id: Int64, at position: Int) {
     precondition(position >= 0 && position <= count, "IDSequence: position out of range")
     var (place, offset) = locate(position)
@@ -106,12 +122,14 @@ struct IDSequence {
   }
 
   /// Appends `id`, which is not in the sequence.
+  @inlinable
   mutating func append(_ id: Int64) {
     insert(id, at: count)
   }
 
   /// Removes the id at `position` and returns it.
   @discardableResult
+  @inlinable
   mutating func remove(at position: Int) -> Int64 {
     precondition(position >= 0 && position < count, "IDSequence: position out of range")
     let (place, offset) = locate(position)
@@ -133,13 +151,15 @@ struct IDSequence {
 
   /// Removes `id` and returns where it was, or `nil` when it is not in the sequence.
   @discardableResult
+  @inlinable
   mutating func remove(_ id: Int64) -> Int? {
     guard let position = position(of: id) else { return nil }
     remove(at: position)
     return position
   }
 
-  private mutating func split(_ place: Int) {
+  @inlinable
+  mutating func split(_ place: Int) {
     let key = order[place]
     let half = chunks[key].count / 2
     let moved = Array(chunks[key][half...])
@@ -159,7 +179,8 @@ struct IDSequence {
     sizes = PrefixSums(order.map { chunks[$0].count })
   }
 
-  private mutating func renumber(from start: Int) {
+  @inlinable
+  mutating func renumber(from start: Int) {
     for index in start..<order.count { place[order[index]] = index }
   }
 }

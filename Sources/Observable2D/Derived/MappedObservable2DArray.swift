@@ -27,29 +27,39 @@ extension Observable2DArray {
 }
 
 /// The rule of ``Observable2DArray/mapItems(_:)``: the same changesets, values transformed.
+@usableFromInline
 struct MapDerivation<Metadata, SourceItem, Item>: Derivation {
+  @usableFromInline
   typealias SourceMetadata = Metadata
+  @usableFromInline
   typealias Section = Observable2DArraySection<Metadata, Item>
+  @usableFromInline
   typealias SourceSection = Observable2DArraySection<Metadata, SourceItem>
+  @usableFromInline
   typealias SourceChangeset = Changeset<Metadata, SourceItem>
 
+  @usableFromInline
   let transform: (SourceItem) -> Item
 
+  @inlinable
   mutating func rebuild(from source: [SourceSection]) -> [Section] {
     source.map(mapped)
   }
 
-  private func mapped(_ section: SourceSection) -> Section {
+  @inlinable
+  func mapped(_ section: SourceSection) -> Section {
     Section(
       id: section.id, metadata: section.metadata,
       items: ItemList(entries: section.items.entries.lazy.map { ($0.id, transform($0.value)) }))
   }
 
   /// Mapping costs the same for any changeset: never rebuild.
+  @inlinable
   func work(for changeset: SourceChangeset) -> Int {
     0
   }
 
+  @inlinable
   mutating func derive(_ changeset: SourceChangeset, into sections: inout [Section])
     -> (changeset: Changeset<Metadata, Item>, complete: Bool)
   {

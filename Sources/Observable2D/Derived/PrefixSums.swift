@@ -4,15 +4,19 @@
 ///
 /// The derived arrays keep one over the blocks of their position indexes (``RankedBits``,
 /// ``IDSequence``), so that finding the block of a position does not walk the blocks.
+@usableFromInline
 struct PrefixSums {
   /// 1-based: `tree[i]` sums the counts of positions `i - lowbit(i) ..< i`.
-  private var tree: [Int]
+  @usableFromInline
+  var tree: [Int]
   /// The largest power of two not above the number of counts (0 when there are none).
-  private var topStep: Int
+  @usableFromInline
+  var topStep: Int
 
   /// Creates the sums of `counts`.
   ///
   /// - Complexity: O(*n*).
+  @inlinable
   init(_ counts: some Collection<Int>) {
     var tree = [Int](repeating: 0, count: counts.count + 1)
     var index = 1
@@ -29,9 +33,11 @@ struct PrefixSums {
   }
 
   /// The number of counts.
+  @inlinable
   var count: Int { tree.count - 1 }
 
   /// Adds `delta` to the count at `position`.
+  @inlinable
   mutating func add(_ delta: Int, at position: Int) {
     var index = position + 1
     while index < tree.count {
@@ -41,6 +47,7 @@ struct PrefixSums {
   }
 
   /// The sum of the counts before `position`.
+  @inlinable
   func sum(before position: Int) -> Int {
     var index = position
     var total = 0
@@ -55,6 +62,7 @@ struct PrefixSums {
   /// order), and the unit's offset within that count.
   ///
   /// - Precondition: `0 <= target < ` the sum of all counts, and no count is negative.
+  @inlinable
   func locate(_ target: Int) -> (position: Int, offset: Int) {
     var position = 0
     var remaining = target

@@ -5,29 +5,49 @@
 /// *r* passes the predicate, and the rank of *r* is that item's row in the filtered
 /// section. The bits sit in blocks of at most ``maximumBlockBits``, with prefix sums of
 /// the blocks' sizes and set bits, so that an insertion shifts the words of one block.
+@usableFromInline
 struct RankedBits {
   /// The most bits a block holds; a full block is split in two halves.
+  @inlinable
   static var maximumBlockBits: Int { 4_096 }
   /// How many bits a block holds when the sequence is built.
+  @inlinable
   static var initialBlockBits: Int { 2_048 }
 
-  fileprivate struct Block {
+  @usableFromInline
+  struct Block {
+    @usableFromInline
     var words: [UInt64]
+    @usableFromInline
     var count: Int
+    @usableFromInline
     var ones: Int
+
+    @inlinable
+    init(words: [UInt64], count: Int, ones: Int) {
+      self.words = words
+      self.count = count
+      self.ones = ones
+    }
   }
 
-  private var blocks: [Block]
-  private var sizes: PrefixSums
-  private var setBits: PrefixSums
+  @usableFromInline
+  var blocks: [Block]
+  @usableFromInline
+  var sizes: PrefixSums
+  @usableFromInline
+  var setBits: PrefixSums
   /// The number of bits.
-  private(set) var count: Int
+  @usableFromInline
+  var count: Int
   /// The number of set bits.
-  private(set) var trueCount: Int
+  @usableFromInline
+  var trueCount: Int
 
   /// Creates the sequence of `bits`.
   ///
   /// - Complexity: O(*n*).
+  @inlinable
   init(_ bits: some Sequence<Bool>) {
     var blocks: [Block] = []
     var current = Block(words: [], count: 0, ones: 0)
@@ -52,19 +72,22 @@ struct RankedBits {
   }
 
   /// Creates an empty sequence.
+  @inlinable
   init() {
     self.init(EmptyCollection())
   }
 
   /// The block holding `position`, and the position within it; one past the end is the
   /// end of the last block.
-  private func locate(_ position: Int) -> (block: Int, offset: Int) {
+  @inlinable
+  func locate(_ position: Int) -> (block: Int, offset: Int) {
     if position == count { return (blocks.count - 1, blocks[blocks.count - 1].count) }
     let (block, offset) = sizes.locate(position)
     return (block, offset)
   }
 
   /// The bit at `position`.
+  @inlinable
   subscript(position: Int) -> Bool {
     precondition(position >= 0 && position < count, "RankedBits: position out of range")
     let (block, offset) = locate(position)
@@ -72,6 +95,7 @@ struct RankedBits {
   }
 
   /// The number of set bits before `position` (`0 ... count`).
+  @inlinable
   func rank(_ position: Int) -> Int {
     precondition(position >= 0 && position <= count, "RankedBits: position out of range")
     if position == count { return trueCount }
@@ -87,6 +111,7 @@ struct RankedBits {
   }
 
   /// Inserts `bit` at `position` (`0 ... count`).
+  @inlinable
   mutating func insert(_ bit: Bool, at position: Int) {
     precondition(position >= 0 && position <= count, "RankedBits: position out of range")
     var (block, offset) = locate(position)
@@ -108,6 +133,7 @@ struct RankedBits {
 
   /// Removes the bit at `position` and returns it.
   @discardableResult
+  @inlinable
   mutating func remove(at position: Int) -> Bool {
     precondition(position >= 0 && position < count, "RankedBits: position out of range")
     let (block, offset) = locate(position)
@@ -126,6 +152,7 @@ struct RankedBits {
 
   /// Sets the bit at `position`; returns its old value.
   @discardableResult
+  @inlinable
   mutating func set(_ bit: Bool, at position: Int) -> Bool {
     precondition(position >= 0 && position < count, "RankedBits: position out of range")
     let (block, offset) = locate(position)
@@ -140,7 +167,8 @@ struct RankedBits {
     return old
   }
 
-  private mutating func split(_ index: Int) {
+  @inlinable
+  mutating func split(_ index: Int) {
     let block = blocks[index]
     let half = block.count / 2
     var low = Block(words: Array(block.words[0..<(half >> 6)]), count: half & ~63, ones: 0)
@@ -161,13 +189,15 @@ struct RankedBits {
     rebuildSums()
   }
 
-  private mutating func rebuildSums() {
+  @inlinable
+  mutating func rebuildSums() {
     sizes = PrefixSums(blocks.map(\.count))
     setBits = PrefixSums(blocks.map(\.ones))
   }
 
   /// Inserts a bit into a block that has room, shifting the later bits up by one.
-  private static func insert(_ bit: Bool, at offset: Int, into block: inout Block) {
+  @inlinable
+  static func insert(_ bit: Bool, at offset: Int, into block: inout Block) {
     if block.count & 63 == 0 { block.words.append(0) }
     let first = offset >> 6
     let shift = UInt64(offset & 63)
@@ -189,7 +219,8 @@ struct RankedBits {
   }
 
   /// Removes a bit from a block, shifting the later bits down by one; returns the bit.
-  private static func remove(at offset: Int, from block: inout Block) -> Bool {
+  @inlinable
+  static func remove(at offset: Int, from block: inout Block) -> Bool {
     let first = offset >> 6
     let shift = UInt64(offset & 63)
     let lowMask: UInt64 = shift == 0 ? 0 : (1 << shift) - 1
@@ -215,11 +246,21 @@ struct RankedBits {
 
 extension RankedBits: Sequence {
   /// The bits in order, block by block.
+  @usableFromInline
   struct Iterator: IteratorProtocol {
-    fileprivate let blocks: [Block]
-    fileprivate var block = 0
-    fileprivate var bit = 0
+    @usableFromInline
+    let blocks: [Block]
+    @usableFromInline
+    var block = 0
+    @usableFromInline
+    var bit = 0
 
+    @inlinable
+    init(blocks: [Block]) {
+      self.blocks = blocks
+    }
+
+    @inlinable
     mutating func next() -> Bool? {
       while block < blocks.count && bit == blocks[block].count {
         block += 1
@@ -231,9 +272,11 @@ extension RankedBits: Sequence {
     }
   }
 
+  @inlinable
   func makeIterator() -> Iterator {
     Iterator(blocks: blocks)
   }
 
+  @inlinable
   var underestimatedCount: Int { count }
 }

@@ -1,3 +1,5 @@
+public import FoundationEssentials
+
 /// An array of another array's items sorted by a comparator, which can change, following
 /// every change of its source with changesets of its own: Bond's sorted collection, for
 /// sectioned lists.
@@ -22,9 +24,12 @@
 /// ``setComparator(_:)`` takes effect in order with the source's events.
 public final class SortedObservable2DArray<Metadata, Item>: Observable2DArray<Metadata, Item> {
   /// The link that keeps the array sorted, which is all this array owns.
-  private let link: AnyObject
-  private let changeComparator: (@escaping (Item, Item) -> Bool) -> Void
+  @usableFromInline
+  let link: AnyObject
+  @usableFromInline
+  let changeComparator: (@escaping (Item, Item) -> Bool) -> Void
 
+  @inlinable
   init<D: SortingDerivation>(source: Observable2DArray<D.SourceMetadata, Item>, derivation: D)
   where D.Metadata == Metadata, D.Item == Item, D.SourceItem == Item {
     let link = DerivationLink(source: source, derivation: derivation)
@@ -87,12 +92,14 @@ extension Observable2DArray {
 }
 
 /// A derivation that sorts by a comparator the array can replace.
+@usableFromInline
 protocol SortingDerivation: Derivation {
   var areInIncreasingOrder: (Item, Item) -> Bool { get set }
 }
 
 extension SortingDerivation {
   /// The entries sorted stably: by the comparator, equal ones in their given order.
+  @inlinable
   func sortedStably(_ entries: [ItemList<Item>.Entry]) -> ItemList<Item> {
     var order = Array(entries.indices)
     order.sort { left, right in
@@ -103,12 +110,15 @@ extension SortingDerivation {
     return ItemList(entries: order.lazy.map { entries[$0] })
   }
 
-  /// The row at which `value`, at `rank` in the source order, belongs in `items`, sorted
-  /// as this derivation sorts; `rankOf` gives the source rank of an item there.
+  /// The row at which `value`, at `rank` in the source order, belongs in `items` (without
+  /// row `skipped`, the item's own), sorted as this derivation sorts; `rankOf` gives the
+  /// source rank of an item there.
+  @inlinable
   func row(
-    for value: Item, rank: Int, in items: ItemList<Item>, rankOf: (Int64) -> Int
+    for value: Item, rank: Int, in items: ItemList<Item>, skipping skipped: Int? = nil,
+    rankOf: (Int64) -> Int
   ) -> Int {
-    items.firstRow { other in
+    items.firstRow(skipping: skipped) { other in
       if areInIncreasingOrder(value, other.value) { return true }
       if areInIncreasingOrder(other.value, value) { return false }
       return rank < rankOf(other.id)
@@ -118,21 +128,32 @@ extension SortingDerivation {
 
 /// The rule of ``Observable2DArray/sortedItems(by:)``: per section, the source order (for
 /// ties) and the sorted order, each an ``IDSequence``.
+@usableFromInline
 struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation {
+  @usableFromInline
   typealias SourceMetadata = Metadata
+  @usableFromInline
   typealias SourceItem = Item
+  @usableFromInline
   typealias Section = Observable2DArraySection<Metadata, Item>
+  @usableFromInline
   typealias SourceSection = Section
+  @usableFromInline
   typealias SourceChangeset = Changeset<Metadata, Item>
 
+  @usableFromInline
   var areInIncreasingOrder: (Item, Item) -> Bool
-  private var sourceOrder: [IDSequence] = []
-  private var sortedOrder: [IDSequence] = []
+  @usableFromInline
+  var sourceOrder: [IDSequence] = []
+  @usableFromInline
+  var sortedOrder: [IDSequence] = []
 
+  @inlinable
   init(_ areInIncreasingOrder: @escaping (Item, Item) -> Bool) {
     self.areInIncreasingOrder = areInIncreasingOrder
   }
 
+  @inlinable
   mutating func rebuild(from source: [SourceSection]) -> [Section] {
     sourceOrder = []
     sortedOrder = []
@@ -143,7 +164,8 @@ struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation 
   }
 
   /// One section sorted, its indexes appended.
-  private mutating func derived(_ section: SourceSection) -> Section {
+  @inlinable
+  mutating func derived(_ section: SourceSection) -> Section {
     let items = sortedStably(Array(section.items.entries))
     sourceOrder.append(IDSequence(section.items.ids))
     sortedOrder.append(IDSequence(items.ids))
@@ -152,7 +174,8 @@ struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation 
 
   /// Puts item `id` (removed from the editor and the sorted order before, from `row` of
   /// `section` when `previous` is given) in its place in `section`.
-  private mutating func place(
+  @inlinable
+  mutating func place(
     _ id: Int64, value: Item, section: Int, editor: inout Observable2DArrayEditor<Metadata, Item>,
     previous: (section: Int, row: Int, value: Item)?
   ) {
@@ -173,13 +196,65 @@ struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation 
   }
 
   /// Takes item `id` out of `section` of the editor and the sorted order.
-  private mutating func takeOut(
+  @inlinable
+  mutating func takeOut(
     _ id: Int64, section: Int, editor: inout Observable2DArrayEditor<Metadata, Item>
   ) -> (section: Int, row: Int, value: Item) {
     let row = sortedOrder[section].remove(id) ?? 0
     return (section, row, editor.removeEntry(section: section, row: row).value)
   }
 
+  @inlinable
+  mutating func deriveSingle(_ step: SourceChangeset.Step, from sections: [Section])
+    -> Changeset<Metadata, Item>?
+  {
+    switch step {
+    case .insertItem(let at, let id, let value):
+      sourceOrder[at[0]].insert(id, at: at[1])
+      let order = sourceOrder[at[0]]
+      let row = row(
+        for: value, rank: at[1], in: sections[at[0]].items,
+        rankOf: { order.position(of: $0) ?? Int.max })
+      sortedOrder[at[0]].insert(id, at: row)
+      return Changeset(insertedItems: [.init(at: [at[0], row], id: id, value: value)])
+    case .deleteItem(let at, let id):
+      sourceOrder[at[0]].remove(at: at[1])
+      let row = sortedOrder[at[0]].remove(id) ?? 0
+      return Changeset(deletedItems: [.init(at: [at[0], row], id: id)])
+    case .updateItem(let at, let id, let value):
+      return moved(id, value: value, from: at[0], to: at[0], rank: at[1], in: sections)
+    case .moveItem(let from, let to, let id, let value):
+      sourceOrder[from[0]].remove(at: from[1])
+      sourceOrder[to[0]].insert(id, at: to[1])
+      return moved(id, value: value, from: from[0], to: to[0], rank: to[1], in: sections)
+    case .updateSection(let at, let id, let metadata):
+      return Changeset(updatedSections: [.init(index: at, id: id, metadata: metadata)])
+    case .deleteSection, .insertSection, .moveSection:
+      return nil
+    }
+  }
+
+  /// The change of item `id`, now `value` at `rank` of source section `to`, from where it
+  /// sorts in section `from`: an update where it stays, else a move.
+  @inlinable
+  mutating func moved(
+    _ id: Int64, value: Item, from: Int, to: Int, rank: Int, in sections: [Section]
+  ) -> Changeset<Metadata, Item> {
+    let oldRow = sortedOrder[from].remove(id) ?? 0
+    let order = sourceOrder[to]
+    let row = row(
+      for: value, rank: rank, in: sections[to].items, skipping: from == to ? oldRow : nil,
+      rankOf: { order.position(of: $0) ?? Int.max })
+    sortedOrder[to].insert(id, at: row)
+    guard from != to || row != oldRow else {
+      if dynamicallyEqual(sections[from].items[oldRow], value) { return Changeset() }
+      return Changeset(updatedItems: [.init(at: [from, oldRow], id: id, value: value)])
+    }
+    return Changeset(
+      movedItems: [.init(from: [from, oldRow], to: [to, row], id: id, value: value)])
+  }
+
+  @inlinable
   mutating func apply(
     _ step: SourceChangeset.Step, to editor: inout Observable2DArrayEditor<Metadata, Item>
   ) throws(Observable2DArrayError) {
@@ -222,24 +297,35 @@ struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation 
 
 /// The rule of ``Observable2DArray/sortedItems(inOneSection:by:)``: the source's items in
 /// one order across its sections (for ties) and the sorted order.
+@usableFromInline
 struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivation,
   StepDerivation
 {
+  @usableFromInline
   typealias SourceItem = Item
+  @usableFromInline
   typealias Section = Observable2DArraySection<Metadata, Item>
+  @usableFromInline
   typealias SourceSection = Observable2DArraySection<SourceMetadata, Item>
+  @usableFromInline
   typealias SourceChangeset = Changeset<SourceMetadata, Item>
 
+  @usableFromInline
   let metadata: Metadata
+  @usableFromInline
   var areInIncreasingOrder: (Item, Item) -> Bool
-  private var sourceOrder = FlatOrder()
-  private var sortedOrder = IDSequence()
+  @usableFromInline
+  var sourceOrder = FlatOrder()
+  @usableFromInline
+  var sortedOrder = IDSequence()
 
+  @inlinable
   init(metadata: Metadata, _ areInIncreasingOrder: @escaping (Item, Item) -> Bool) {
     self.metadata = metadata
     self.areInIncreasingOrder = areInIncreasingOrder
   }
 
+  @inlinable
   mutating func rebuild(from source: [SourceSection]) -> [Section] {
     sourceOrder = FlatOrder(source)
     let items = sortedStably(source.flatMap { Array($0.items.entries) })
@@ -247,6 +333,7 @@ struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivati
     return [Section(id: 1, metadata: metadata, items: items)]
   }
 
+  @inlinable
   func work(for changeset: SourceChangeset) -> Int {
     var work = changeset.rowCount
     for section in changeset.deletedSections { work += sourceOrder.count(ofSection: section.index) }
@@ -254,11 +341,13 @@ struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivati
     return work
   }
 
+  @inlinable
   func changedSectionIDs(in changeset: SourceChangeset) -> Set<Int64> {
     []
   }
 
-  private mutating func place(
+  @inlinable
+  mutating func place(
     _ id: Int64, value: Item, editor: inout Observable2DArrayEditor<Metadata, Item>,
     previous: (row: Int, value: Item)?, forceMove: Bool = false
   ) {
@@ -278,13 +367,64 @@ struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivati
     }
   }
 
-  private mutating func takeOut(_ id: Int64, editor: inout Observable2DArrayEditor<Metadata, Item>)
+  @inlinable
+  mutating func takeOut(_ id: Int64, editor: inout Observable2DArrayEditor<Metadata, Item>)
     -> (row: Int, value: Item)
   {
     let row = sortedOrder.remove(id) ?? 0
     return (row, editor.removeEntry(section: 0, row: row).value)
   }
 
+  @inlinable
+  mutating func deriveSingle(_ step: SourceChangeset.Step, from sections: [Section])
+    -> Changeset<Metadata, Item>?
+  {
+    switch step {
+    case .insertItem(let at, let id, let value):
+      sourceOrder.insert(id, section: at[0], row: at[1])
+      let order = sourceOrder
+      let row = row(
+        for: value, rank: order.position(of: id), in: sections[0].items,
+        rankOf: { order.position(of: $0) })
+      sortedOrder.insert(id, at: row)
+      return Changeset(insertedItems: [.init(at: [0, row], id: id, value: value)])
+    case .deleteItem(let at, let id):
+      sourceOrder.remove(section: at[0], row: at[1])
+      let row = sortedOrder.remove(id) ?? 0
+      return Changeset(deletedItems: [.init(at: [0, row], id: id)])
+    case .updateItem(_, let id, let value):
+      return moved(id, value: value, in: sections)
+    case .moveItem(let from, let to, let id, let value):
+      sourceOrder.remove(section: from[0], row: from[1])
+      sourceOrder.insert(id, section: to[0], row: to[1])
+      return moved(id, value: value, in: sections)
+    case .updateSection:
+      return Changeset()
+    case .deleteSection, .insertSection, .moveSection:
+      return nil
+    }
+  }
+
+  /// The change of item `id`, now `value`, from where it sorts: an update where it stays,
+  /// else a move.
+  @inlinable
+  mutating func moved(_ id: Int64, value: Item, in sections: [Section])
+    -> Changeset<Metadata, Item>
+  {
+    let oldRow = sortedOrder.remove(id) ?? 0
+    let order = sourceOrder
+    let row = row(
+      for: value, rank: order.position(of: id), in: sections[0].items, skipping: oldRow,
+      rankOf: { order.position(of: $0) })
+    sortedOrder.insert(id, at: row)
+    guard row != oldRow else {
+      if dynamicallyEqual(sections[0].items[oldRow], value) { return Changeset() }
+      return Changeset(updatedItems: [.init(at: [0, oldRow], id: id, value: value)])
+    }
+    return Changeset(movedItems: [.init(from: [0, oldRow], to: [0, row], id: id, value: value)])
+  }
+
+  @inlinable
   mutating func apply(
     _ step: SourceChangeset.Step, to editor: inout Observable2DArrayEditor<Metadata, Item>
   ) throws(Observable2DArrayError) {
