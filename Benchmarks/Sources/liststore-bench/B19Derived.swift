@@ -26,7 +26,10 @@ enum DerivedBenchmark {
   }
 
   enum Kind: String, CaseIterable {
-    case insert, delete, moveUpdate = "update that moves", flipUpdate = "update that flips"
+    case insert
+    case delete
+    case moveUpdate = "update that moves"
+    case flipUpdate = "update that flips"
   }
 
   static func run(_ options: Options, scratch: String) throws -> [Row] {
