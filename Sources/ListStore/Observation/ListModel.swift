@@ -67,7 +67,7 @@ public final class ListModel<Metadata: Codable & Sendable, Item: Codable & Senda
   /// The error the observation failed with, such as ``ListStoreError/undecodable(_:)``.
   public private(set) var failure: (any Error)?
 
-  @ObservationIgnored private let repository: Repository
+  @ObservationIgnored private let repository: Repository?
   @ObservationIgnored private let array: Observable2DArray<Metadata, Item>
   @ObservationIgnored private let bag = DisposeBag()
 
@@ -76,11 +76,36 @@ public final class ListModel<Metadata: Codable & Sendable, Item: Codable & Senda
   ///   - list: The stored list.
   ///   - undecodable: What to do with a row that does not decode.
   /// - Throws: What ``StoredList/observe(undecodable:)`` throws.
-  public init(
+  public convenience init(
     _ list: StoredList<Metadata, Item>, undecodable: UndecodableRowPolicy<Metadata, Item> = .fail
   ) throws(ListStoreError) {
-    repository = list.repository
-    array = try list.observe(on: .main, undecodable: undecodable)
+    self.init(
+      onMain: try list.observe(on: .main, undecodable: undecodable), repository: list.repository)
+  }
+
+  /// Starts following an observable 2D array from its current state: a list's observation,
+  /// or an array derived from one — filtered, sorted, grouped — so that a view shows the
+  /// derived list with the same fine-grained invalidation.
+  ///
+  /// ```swift
+  /// let results = try cities.observe().filterItems { $0.name.hasPrefix("B") }
+  /// let model = ListModel(following: results.sortedItems { $0.name < $1.name })
+  /// ```
+  ///
+  /// The model changes on the main queue (it follows `array.delivered(on: .main)`).
+  /// - Parameters:
+  ///   - array: The array to follow.
+  ///   - repository: The repository whose commits ``synchronize()`` brings in, if any.
+  public convenience init(
+    following array: Observable2DArray<Metadata, Item>, repository: Repository? = nil
+  ) {
+    self.init(onMain: array.delivered(on: .main), repository: repository)
+  }
+
+  /// Follows `array`, whose state and events change on the main queue.
+  private init(onMain array: Observable2DArray<Metadata, Item>, repository: Repository?) {
+    self.repository = repository
+    self.array = array
     // The array changes only on the main queue, where this runs: the state read here is
     // the one its next event starts from.
     sections = array.sections.map(Section.init)
@@ -98,10 +123,11 @@ public final class ListModel<Metadata: Codable & Sendable, Item: Codable & Senda
   }
 
   /// Brings the model up to date with everything committed so far, by any process,
-  /// before returning: ``Repository/synchronizeObservers()``, then applies on the spot what
-  /// it and earlier commits handed to the main queue.
+  /// before returning: ``Repository/synchronizeObservers()`` (of the list's repository, or
+  /// of the one given to ``init(following:repository:)``), then applies on the spot what it
+  /// and earlier commits handed to the main queue.
   public func synchronize() {
-    repository.synchronizeObservers()
+    repository?.synchronizeObservers()
     (array as? QueueBoundObservable2DArray<Metadata, Item>)?.flush()
   }
 
