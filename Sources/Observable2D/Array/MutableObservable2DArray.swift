@@ -216,6 +216,30 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
   public func batchUpdate<Failure: Error>(
     _ body: (inout Observable2DArrayEditor<Metadata, Item>) throws(Failure) -> Void
   ) throws(Failure) {
+    try batchUpdate(silent: false, body)
+  }
+
+  /// Applies mutations that the views already show, as one change whose event is marked
+  /// silent (Bond's `silentUpdate`): a row the user already moved or edited in place.
+  ///
+  /// The array, and everything that follows it — derived arrays, ``changesets()``,
+  /// a `ListModel` — change as with ``batchUpdate(_:)``; only a bound table view takes the
+  /// new state as its data source without a batch update, since it shows the change
+  /// already. A silent change the table view does not show (a row added off-screen, say)
+  /// leaves its rows behind the array: its next batch update is then refused and the
+  /// binding reloads it (see ``TableView/rejectedUpdateCount``).
+  ///
+  /// - Parameter body: The mutations, as in ``batchUpdate(_:)``.
+  /// - Throws: What `body` throws; nothing changes then.
+  public func silentUpdate<Failure: Error>(
+    _ body: (inout Observable2DArrayEditor<Metadata, Item>) throws(Failure) -> Void
+  ) throws(Failure) {
+    try batchUpdate(silent: true, body)
+  }
+
+  private func batchUpdate<Failure: Error>(
+    silent: Bool, _ body: (inout Observable2DArrayEditor<Metadata, Item>) throws(Failure) -> Void
+  ) throws(Failure) {
     try writer.withLock { _ throws(Failure) in
       var editor = state.withLock { state in
         Observable2DArrayEditor(
@@ -226,10 +250,30 @@ public final class MutableObservable2DArray<Metadata, Item>: Observable2DArray<M
       state.withLock { state in
         state.sections = editor.sections
         state.nextID = editor.nextID
-        Self.enqueue(changeset, in: &state)
+        Self.enqueue(changeset, in: &state, silent: silent)
       }
     }
     deliverPending()
+  }
+
+  /// The item at an index path; setting it replaces the item's value (its id stays), with
+  /// one event, as ``replaceItem(at:with:)`` does.
+  ///
+  /// It traps on an invalid index path, like an array subscript; use
+  /// ``replaceItem(at:with:)`` to get an error instead.
+  ///
+  /// - Parameter indexPath: A valid `[section, item]` index path.
+  public override subscript(indexPath: IndexPath) -> Item {
+    get {
+      super[indexPath]
+    }
+    set {
+      do {
+        try replaceItem(at: indexPath, with: newValue)
+      } catch {
+        preconditionFailure("MutableObservable2DArray: \(error)")
+      }
+    }
   }
 
   // MARK: Changesets and replacement

@@ -246,11 +246,15 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
   /// Queues the event of a change; call with the lock held, then `deliverPending()` after.
   @inlinable
   static func enqueue(
-    _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>
+    _ changeset: Changeset<Metadata, Item>, in state: inout ArrayState<Metadata, Item>,
+    silent: Bool = false
   ) {
     guard !changeset.isEmpty else { return }
     state.enqueue(
-      .event(Event(changeset: changeset, sections: state.sections, version: state.version)))
+      .event(
+        Event(
+          changeset: changeset, sections: state.sections, version: state.version,
+          isSilent: silent)))
   }
 
   /// Delivers the queued events and subscriptions in order. When another thread is already

@@ -14,20 +14,28 @@ public struct Observable2DArrayEvent<Metadata, Item> {
   /// to event); 0 for an array changed in memory.
   public let version: Int64
 
+  /// Whether the change is one the views already show
+  /// (``MutableObservable2DArray/silentUpdate(_:)``): a bound table view takes the new state
+  /// as its data source without a batch update. Arrays that follow this one (derived,
+  /// delivered on a queue) pass the mark on; everything else treats the event as any other.
+  public let isSilent: Bool
+
   /// Creates an event.
   ///
   /// - Parameters:
   ///   - changeset: What changed.
   ///   - sections: The state after the change.
   ///   - version: Where `sections` stands in its source's order of commits (0 for none).
+  ///   - isSilent: Whether the views already show the change.
   @inlinable
   public init(
     changeset: Changeset<Metadata, Item>, sections: [Observable2DArraySection<Metadata, Item>],
-    version: Int64 = 0
+    version: Int64 = 0, isSilent: Bool = false
   ) {
     self.changeset = changeset
     self.sections = sections
     self.version = version
+    self.isSilent = isSilent
   }
 }
 

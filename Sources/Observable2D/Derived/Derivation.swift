@@ -242,7 +242,8 @@ final class DerivationLink<D: Derivation>: @unchecked Sendable {
         targetState.sections = sections
         targetState.version = event.version
         for changeset in changesets {
-          Observable2DArray<D.Metadata, D.Item>.enqueue(changeset, in: &targetState)
+          Observable2DArray<D.Metadata, D.Item>.enqueue(
+            changeset, in: &targetState, silent: event.isSilent)
         }
       }
     }

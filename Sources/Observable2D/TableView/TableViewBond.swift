@@ -95,7 +95,8 @@ extension Observable2DArray {
   ///
   /// The table view gets a data source that answers from the state of the last event it
   /// applied, is reloaded with the current state, and then applies every event's changeset as
-  /// a batch update on the thread that delivers it. Should the table view ever reject an
+  /// a batch update on the thread that delivers it — except a silent event's
+  /// (``Observable2DArrayEvent/isSilent``), which only becomes its data source. Should the table view ever reject an
   /// update, the binding reloads it instead and counts the rejection in
   /// ``TableView/rejectedUpdateCount``. The binding holds the table view weakly.
   ///
@@ -118,6 +119,8 @@ extension Observable2DArray {
       onNext: { [weak tableView] event in
         guard let tableView else { return }
         source.snapshot.replaceSnapshot(event.sections)
+        // The table view shows a silent change already.
+        guard !event.isSilent else { return }
         do throws(Observable2DArrayError) {
           try tableView.performBatchUpdates(event.changeset)
         } catch {
