@@ -20,6 +20,9 @@ let package = Package(
     .library(name: "PostgreSQLKit", targets: ["PostgreSQLKit"]),
     .library(name: "ListStorePostgreSQL", targets: ["ListStorePostgreSQL"]),
     .library(name: "ListStorePostgreSQLTesting", targets: ["ListStorePostgreSQLTesting"]),
+    .library(name: "ListStoreClient", targets: ["ListStoreClient"]),
+    .library(name: "ListStoreClientTesting", targets: ["ListStoreClientTesting"]),
+    .library(name: "CurlKit", targets: ["CurlKit"]),
     .executable(name: "liststore", targets: ["liststore"]),
   ],
   targets: [
@@ -74,6 +77,19 @@ let package = Package(
       dependencies: [
         "ListStore", "ListStoreTesting", "ListStorePostgreSQL", "PostgreSQLKit", "ReactiveCore",
       ]),
+    // libcurl's declarations, and no link to it: CurlKit loads libcurl.so.4 (which the
+    // toolchain's FoundationNetworking needs anyway) when a program first speaks HTTP.
+    .systemLibrary(name: "CLibCurl"),
+    // An HTTP/1.1 client over libcurl: requests and streamed responses, blocking.
+    .target(name: "CurlKit", dependencies: ["CLibCurl"]),
+    // The Swift client of `liststore serve`: remote lists read, written and observed into
+    // the same observable 2D array. Its own product, so that local users link no networking.
+    .target(
+      name: "ListStoreClient",
+      dependencies: ["CurlKit", "ListStore", "ListStoreFormats", "Observable2D", "ReactiveCore"]),
+    // ListStoreClient for test targets: a throwaway server the test starts in its process.
+    // Its own product, so that SQLite-only tests link neither the server nor libcurl's.
+    .target(name: "ListStoreClientTesting", dependencies: ["ListStore", "ListStoreServer"]),
     // The counters example: input/output view models over a stored list.
     .target(name: "Counters", dependencies: ["ReactiveCore", "ListStore"]),
     // libevent's declarations, and no link to it: ListStoreServer loads
@@ -153,6 +169,13 @@ let package = Package(
     // Every Swift block of README.md, compiled and run in a package of its own.
     .testTarget(name: "ReadmeTests"),
     .testTarget(name: "CountersTests", dependencies: ["Counters", "ReactiveCore", "TestSupport"]),
+    // The Swift client against a server the tests start, and CurlKit.
+    .testTarget(
+      name: "ListStoreClientTests",
+      dependencies: [
+        "ListStoreClient", "ListStoreClientTesting", "CurlKit", "ListStore", "ListStoreServer",
+        "TestSupport", "PostgresTestSupport",
+      ]),
     // `liststore serve` as its clients use it.
     .testTarget(
       name: "ListStoreServerTests",

@@ -49,12 +49,15 @@ struct HTTPResponse: Sendable {
 
   /// The error body of the contract: `{"error": …, "code": …}`.
   static func error(
-    _ status: Int, _ code: String, _ message: String, headers: [(String, String)] = []
+    _ status: Int, _ code: String, _ message: String, headers: [(String, String)] = [],
+    detail: String? = nil
   )
     -> Self
   {
     json(
-      status, "{\"error\":" + JSONText.quote(message) + ",\"code\":" + JSONText.quote(code) + "}",
+      status,
+      "{\"error\":" + JSONText.quote(message) + ",\"code\":" + JSONText.quote(code)
+        + (detail.map { ",\"detail\":" + $0 } ?? "") + "}",
       headers: headers)
   }
 }

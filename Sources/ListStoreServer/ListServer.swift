@@ -193,6 +193,11 @@ public final class ListServer: @unchecked Sendable {
       try needsWrite()
       return try addSection(name, request)
     }
+    if let name = match("lists", "*", "items")?[0] {
+      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
+      try needsWrite()
+      return try addItem(name, section: nil, request)
+    }
     if let captured = match("lists", "*", "sections", "*", "items") {
       guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
       try needsWrite()
@@ -409,17 +414,28 @@ public final class ListServer: @unchecked Sendable {
     return .json(201, "{\"id\":\(id),\"seq\":\(seq)}")
   }
 
-  private func addItem(_ name: String, section: Int64, _ request: HTTPRequest) throws
+  /// `POST …/sections/ID/items`, or `POST …/items?before=ID` (or `after`) without a
+  /// section: the neighbour's.
+  private func addItem(_ name: String, section: Int64?, _ request: HTTPRequest) throws
     -> HTTPResponse
   {
     let body = try JSONBody(request)
     let value = try body.required("value")
     let list = try list(name)
     let placement = try Placement(request.query)
+    if section == nil, case .end = placement {
+      throw APIFailure(
+        400, "badRequest",
+        "name the neighbour with ?before=ID or ?after=ID, or post to …/sections/ID/items")
+    }
+    if section == nil, case .at = placement {
+      throw APIFailure(400, "badRequest", "?at=ROW needs a section: post to …/sections/ID/items")
+    }
     let (id, seq) = try written(request, list) { () throws -> Int64 in
       switch placement {
-      case .end: try list.appendItem(value, toSectionWithID: section)
-      case .at(let row): try list.insert(item: value, atRow: row, inSectionWithID: section)
+      case .end: try list.appendItem(value, toSectionWithID: section ?? 0)
+      case .at(let row):
+        try list.insert(item: value, atRow: row, inSectionWithID: section ?? 0)
       case .before(let neighbor): try list.insert(item: value, before: neighbor)
       case .after(let neighbor): try list.insert(item: value, after: neighbor)
       }
@@ -445,15 +461,16 @@ public final class ListServer: @unchecked Sendable {
         case .before(let neighbor): try list.moveItem(id: id, before: neighbor)
         case .after(let neighbor): try list.moveItem(id: id, after: neighbor)
         case .at(let row):
-          let section = try list.index(ofSectionWithID: move.section)
+          let section = try list.index(ofSectionWithID: move.section ?? 0)
           try list.moveItem(id: id, to: IndexPath(item: row, section: section))
         case .end:
-          let section = try list.index(ofSectionWithID: move.section)
+          let sectionID = move.section ?? 0
+          let section = try list.index(ofSectionWithID: sectionID)
           let count = try list.numberOfItems(inSection: section)
           let current = try list.sectionID(ofItem: id)
           try list.moveItem(
             id: id,
-            to: IndexPath(item: current == move.section ? count - 1 : count, section: section))
+            to: IndexPath(item: current == sectionID ? count - 1 : count, section: section))
         }
       }
     }.seq
@@ -635,26 +652,28 @@ public final class ListServer: @unchecked Sendable {
 
   static func response(for error: ListStoreError, place: String? = nil) -> HTTPResponse {
     let message = (place.map { $0 + ": " } ?? "") + "\(error)"
+    // The error's fields, so that a client rebuilds the very error (docs/http.md).
+    let detail = WireFormat.detail(of: error)
     switch error {
     case .listNotFound, .sectionNotFound, .itemNotFound:
-      return .error(404, "notFound", message)
+      return .error(404, "notFound", message, detail: detail)
     case .listExists:
-      return .error(409, "conflict", message)
+      return .error(409, "conflict", message, detail: detail)
     case .busy:
       return .error(503, "busy", message, headers: [("Retry-After", "1")])
     case .serverUnreachable:
       return .error(503, "unavailable", message, headers: [("Retry-After", "1")])
     case .invalidJSON, .invalidImport, .emptyName, .duplicateID:
-      return .error(400, "badRequest", message)
+      return .error(400, "badRequest", message, detail: detail)
     case .sectionOutOfRange, .itemOutOfRange, .insertionOutOfRange, .sectionInsertionOutOfRange,
       .invalidIndexPath:
-      return .error(422, "unprocessable", message)
+      return .error(422, "unprocessable", message, detail: detail)
     case .readOnly:
       return .error(503, "readOnly", message)
     default:
       return error.isTransient
         ? .error(503, "unavailable", message, headers: [("Retry-After", "1")])
-        : .error(500, "internal", message)
+        : .error(500, "internal", message, detail: detail)
     }
   }
 }

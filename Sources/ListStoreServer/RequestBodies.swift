@@ -68,16 +68,24 @@ struct JSONBody {
     return Rendering.metadataJSON(header: text, footer: footer)
   }
 
-  /// An item's move: `"section"` and one of `"at"`, `"before"`, `"after"`.
-  func move() throws -> (section: Int64, placement: Placement)? {
-    guard let section = try integer("section") else {
-      if members["at"] != nil || members["before"] != nil || members["after"] != nil {
-        throw APIFailure(
-          400, "badRequest", "a move needs \"section\", the id of the section to move to")
+  /// An item's move: `"section"` with `"at"` or alone (to its end), or `"before"` or
+  /// `"after"` a neighbour (whose section it is; `"section"` may be given too).
+  func move() throws -> (section: Int64?, placement: Placement)? {
+    let section = try integer("section")
+    let placement = try Placement(body: self)
+    switch placement {
+    case .before, .after:
+      return (section, placement)
+    case .at, .end:
+      guard let section else {
+        if members["at"] != nil {
+          throw APIFailure(
+            400, "badRequest", "a move needs \"section\", the id of the section to move to")
+        }
+        return nil
       }
-      return nil
+      return (section, placement)
     }
-    return (section, try Placement(body: self))
   }
 
   fileprivate func placementMembers() throws -> (at: Int64?, before: Int64?, after: Int64?) {

@@ -101,7 +101,8 @@ package enum ValueCoder {
     return { bytes in try decoder.decode(Value.self, from: Data(bytes)) }
   }
 
-  static func decode<Value: Decodable>(_ type: Value.Type, from json: String) throws(ListStoreError)
+  package static func decode<Value: Decodable>(_ type: Value.Type, from json: String)
+    throws(ListStoreError)
     -> Value
   {
     var json = json

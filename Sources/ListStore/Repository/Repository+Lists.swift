@@ -21,6 +21,20 @@ public struct ListSummary: Sendable, Hashable {
   public var sectionCount: Int
   /// How many items its sections hold in all.
   public var itemCount: Int
+
+  /// Creates a summary (a remote client reads one from its server).
+  ///
+  /// - Parameters:
+  ///   - id: The list's id.
+  ///   - name: The list's name.
+  ///   - sectionCount: How many sections it has.
+  ///   - itemCount: How many items its sections hold in all.
+  public init(id: Int64, name: String, sectionCount: Int, itemCount: Int) {
+    self.id = id
+    self.name = name
+    self.sectionCount = sectionCount
+    self.itemCount = itemCount
+  }
 }
 
 extension Repository {
