@@ -104,7 +104,7 @@ let package = Package(
       name: "ListStoreCLI",
       dependencies: [
         "ListStore", "ListStoreFormats", "ListStorePostgreSQL", "ListStoreServer", "Counters",
-        "ReactiveCore", "Observable2D",
+        "ReactiveCore", "Observable2D", "ListStoreClient",
       ]),
     .executableTarget(name: "liststore", dependencies: ["ListStoreCLI"]),
 
@@ -186,7 +186,7 @@ let package = Package(
       name: "ListStoreCLITests",
       dependencies: [
         "ListStoreCLI", "ListStoreFormats", "ListStore", "PostgreSQLKit", "PostgresTestSupport",
-        "TestSupport", "liststore",
+        "TestSupport", "liststore", "ListStoreClientTesting",
       ]
     ),
   ],

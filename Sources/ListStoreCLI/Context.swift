@@ -1,4 +1,5 @@
 import ListStore
+import ListStoreClient
 import ListStoreFormats
 import ListStorePostgreSQL
 
@@ -62,17 +63,35 @@ final class Context {
   let databaseUse: DatabaseUse
   let out: Output
   let err: Output
+  /// `--token`, for a server.
+  let token: String?
   private var openedRepository: Repository?
+  private var openedRemote: RemoteRepository?
 
   init(
     environment: [String: String], databasePath: String?, databaseUse: DatabaseUse, out: Output,
-    err: Output
+    err: Output, token: String? = nil
   ) {
     self.environment = environment
     self.databasePath = databasePath ?? Repository.defaultPath(environment: environment)
     self.databaseUse = databaseUse
     self.out = out
     self.err = err
+    self.token = token
+  }
+
+  /// Whether the location is a server (`http://…` or `https://…`) rather than a database.
+  var isRemote: Bool { RemoteRepository.isRemoteLocation(databasePath) }
+
+  /// The server, with the token of `--token` or `$LISTSTORE_TOKEN`, and the authorities
+  /// of `$LISTSTORE_CA_FILE` for a self-signed `https://` server.
+  func remote() throws -> RemoteRepository {
+    if let openedRemote { return openedRemote }
+    let remote = try RemoteRepository(
+      url: databasePath, token: token ?? environment["LISTSTORE_TOKEN"],
+      certificateAuthorities: environment["LISTSTORE_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 })
+    openedRemote = remote
+    return remote
   }
 
   /// The repository, opened (and migrated, and for commands that create a list,

@@ -372,9 +372,12 @@ extension RemoteList {
   /// - Throws: ``ListStoreError/listNotFound(name:)``, ``ListStoreError/decodingFailed(_:)``,
   ///   or a transport error, when the list's first state cannot be read.
   public func observe() async throws(ListStoreError) -> RemoteObservation<Metadata, Item> {
-    try await repository.background { () throws(ListStoreError) in
-      try RemoteObservation(list: self, snapshot: try self.snapshotNow())
-    }
+    try await repository.background { () throws(ListStoreError) in try self.observeNow() }
+  }
+
+  /// ``observe()`` on the calling thread.
+  package func observeNow() throws(ListStoreError) -> RemoteObservation<Metadata, Item> {
+    try RemoteObservation(list: self, snapshot: try snapshotNow())
   }
 
   /// The list's changesets as an asynchronous sequence: one element per commit (or run of

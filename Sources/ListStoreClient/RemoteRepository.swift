@@ -119,14 +119,52 @@ public final class RemoteRepository: Sendable {
     contentType: String = "application/json", ifMatch: Int64? = nil,
     expecting statuses: Set<Int>
   ) throws(ListStoreError) -> HTTPClient.Response {
+    let response = try exchange(
+      method, path, body: body, contentType: contentType, ifMatch: ifMatch)
+    guard statuses.contains(response.status) else { throw error(for: response) }
+    return response
+  }
+
+  /// Sends a request on the calling thread and returns the response, whatever its status.
+  package func exchange(
+    _ method: String, _ path: String, body: [UInt8]? = nil,
+    contentType: String = "application/json", ifMatch: Int64? = nil
+  ) throws(ListStoreError) -> HTTPClient.Response {
     var headers: [(name: String, value: String)] = [("Accept", "application/json")]
     if body != nil { headers.append(("Content-Type", contentType)) }
     if let ifMatch { headers.append(("If-Match", "\"\(ifMatch)\"")) }
-    let response = try perform(
+    return try perform(
       HTTPClient.Request(
         method: method, url: location + path, headers: headers + authorization, body: body))
-    guard statuses.contains(response.status) else { throw error(for: response) }
-    return response
+  }
+
+  /// Sends a GET on the calling thread and hands its body to `onData` as it arrives; a
+  /// status other than 200 becomes the sentence of its error body, as ``message(of:)``.
+  package func download(_ path: String, onData: ([UInt8]) -> Void) throws(ListStoreError) {
+    let client = try connection()
+    var status = 0
+    var failure: [UInt8] = []
+    do {
+      try client.stream(
+        HTTPClient.Request(
+          method: "GET", url: location + path,
+          headers: [("Accept", "application/json")] + authorization),
+        onResponse: { code, _ in
+          status = code
+          return true
+        },
+        onData: { bytes in
+          if status == 200 { onData(bytes) } else { failure += bytes }
+          return true
+        })
+    } catch {
+      throw transportError(error)
+    }
+    idle.withLock { $0.append(client) }
+    guard status == 200 else {
+      let response = HTTPClient.Response(status: status, headers: [:], body: failure)
+      throw .server(location: location, message: Self.message(of: response))
+    }
   }
 
   /// The `Authorization` header, when there is a token.

@@ -186,3 +186,76 @@ extension ListOperation {
     }
   }
 }
+
+extension ListOperation {
+  /// The operation as a line of `batch` (the inverse of ``init(line:)``): what the CLI
+  /// sends a server for an `item` or `section` command.
+  package var line: String {
+    func section(_ address: SectionAddress) -> String {
+      switch address {
+      case .index(let index): "\(index)"
+      case .id(let id): "\"#\(id)\""
+      }
+    }
+    func item(_ address: ItemAddress) -> String {
+      switch address {
+      case .path(let section, let row): "\"\(section):\(row)\""
+      case .id(let id): "\"#\(id)\""
+      }
+    }
+    var fields: [(String, String)]
+    switch self {
+    case .addSection(let header, let footer, let target):
+      fields = [("op", "\"section add\""), ("header", JSONText.quote(header))]
+      if let footer { fields.append(("footer", JSONText.quote(footer))) }
+      switch target {
+      case .end: break
+      case .index(let index): fields.append(("at", "\(index)"))
+      case .before(let neighbor): fields.append(("before", section(neighbor)))
+      case .after(let neighbor): fields.append(("after", section(neighbor)))
+      }
+    case .removeSection(let address):
+      fields = [("op", "\"section rm\""), ("section", section(address))]
+    case .moveSection(let address, let move):
+      fields = [("op", "\"section move\""), ("section", section(address))]
+      switch move {
+      case .index(let index): fields.append(("to", "\(index)"))
+      case .before(let neighbor): fields.append(("before", section(neighbor)))
+      case .after(let neighbor): fields.append(("after", section(neighbor)))
+      }
+    case .setSection(let address, let header, let footer):
+      fields = [("op", "\"section set\""), ("section", section(address))]
+      if let header { fields.append(("header", JSONText.quote(header))) }
+      switch footer {
+      case .keep: break
+      case .set(let text): fields.append(("footer", JSONText.quote(text)))
+      case .remove: fields.append(("footer", "null"))
+      }
+    case .addItem(let address, let value, let target):
+      fields = [
+        ("op", "\"item add\""), ("section", section(address)),
+        ("value", JSONText.singleLine(value.text)),
+      ]
+      switch target {
+      case .end: break
+      case .row(let row): fields.append(("at", "\(row)"))
+      case .before(let neighbor): fields.append(("before", item(neighbor)))
+      case .after(let neighbor): fields.append(("after", item(neighbor)))
+      }
+    case .removeItem(let address):
+      fields = [("op", "\"item rm\""), ("item", item(address))]
+    case .moveItem(let address, let move):
+      fields = [("op", "\"item move\""), ("item", item(address))]
+      switch move {
+      case .path(let section, let row): fields.append(("to", "\"\(section):\(row)\""))
+      case .before(let neighbor): fields.append(("before", item(neighbor)))
+      case .after(let neighbor): fields.append(("after", item(neighbor)))
+      }
+    case .setItem(let address, let value):
+      fields = [
+        ("op", "\"item set\""), ("item", item(address)), ("value", JSONText.singleLine(value.text)),
+      ]
+    }
+    return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+  }
+}

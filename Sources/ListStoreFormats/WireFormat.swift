@@ -127,6 +127,31 @@ package enum WireFormat {
     return (message, (try? string(fields["code"], bytes, "code")) ?? "")
   }
 
+  /// The string field `name` of an object body, `nil` when it has none.
+  package static func text(_ name: String, in bytes: [UInt8]) -> String? {
+    guard let root = try? parse(bytes), let fields = try? object(root, bytes, "the body"),
+      let node = fields[name]
+    else { return nil }
+    return node.string(in: bytes)
+  }
+
+  /// The strings of array field `name` of an object body (a batch's `messages`).
+  package static func texts(_ name: String, in bytes: [UInt8]) -> [String]? {
+    guard let root = try? parse(bytes), let fields = try? object(root, bytes, "the body"),
+      case .array(let nodes)? = fields[name]?.kind
+    else { return nil }
+    return nodes.compactMap { $0.string(in: bytes) }
+  }
+
+  /// The whole numbers of object field `name` of an object body, by key (a replace's
+  /// `"items": {"added": 2, …}`).
+  package static func counts(_ name: String, in bytes: [UInt8]) -> [String: Int] {
+    guard let root = try? parse(bytes), let fields = try? object(root, bytes, "the body"),
+      let node = fields[name], let members = try? object(node, bytes, name)
+    else { return [:] }
+    return members.compactMapValues { (try? int64($0, bytes, name)).map(Int.init) }
+  }
+
   /// The whole number of field `name` of an object body, `nil` when it has none.
   package static func number(_ name: String, in bytes: [UInt8]) -> Int64? {
     guard let root = try? parse(bytes), let fields = try? object(root, bytes, "the body"),

@@ -47,6 +47,13 @@ struct HTTPResponse: Sendable {
       body: Array(text.utf8))
   }
 
+  /// Adds `fields` (`,"key":value…`) to a JSON object body, before its closing brace.
+  mutating func insertFields(_ fields: String) {
+    guard body.last == UInt8(ascii: "}") else { return }
+    body.removeLast()
+    body += Array(fields.utf8) + [UInt8(ascii: "}")]
+  }
+
   /// The error body of the contract: `{"error": …, "code": …}`.
   static func error(
     _ status: Int, _ code: String, _ message: String, headers: [(String, String)] = [],

@@ -171,7 +171,10 @@ public final class ListServer: @unchecked Sendable {
         let list = try list(name)
         _ = try written(request, list) { try repository.deleteList(name) }
         return HTTPResponse(status: 204)
-      default: throw Self.notAllowed(request, allow: "GET, PUT, DELETE")
+      case "PATCH":
+        try needsWrite()
+        return try renameList(name, request)
+      default: throw Self.notAllowed(request, allow: "GET, PUT, PATCH, DELETE")
       }
     }
     if let name = match("lists", "*", "batch")?[0] {
@@ -386,6 +389,17 @@ public final class ListServer: @unchecked Sendable {
     return seq
   }
 
+  /// `PATCH /v1/lists/NAME` with `{"name": NEW}`: renames the list.
+  private func renameList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+    let body = try JSONBody(request)
+    guard let newName = try body.text("name") else {
+      throw APIFailure(400, "badRequest", "give the list's new \"name\"")
+    }
+    let list = try list(name)
+    let seq = try written(request, list) { try repository.renameList(name, to: newName) }.seq
+    return .json(200, "{\"list\":" + JSONText.quote(newName) + ",\"seq\":\(seq)}")
+  }
+
   private func createList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
     let body = request.body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
     if body.isEmpty {
@@ -503,26 +517,40 @@ public final class ListServer: @unchecked Sendable {
 
   /// `POST …/batch`: `liststore batch`'s operations, a JSON array or JSON lines, in one
   /// transaction; answers the id each one created or touched.
+  ///
+  /// With `?report=message`, it also answers the line the CLI prints for each operation
+  /// (`"messages"`), which the CLI over HTTP prints. A failing operation's error body names
+  /// it (`"operation"`, from 1) and says what failed without the place (`"reason"`).
   private func batch(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
     let operations = try Self.operations(request)
+    let messages = request.query["report"] == "message"
     let list = try list(name)
-    let (ids, seq) = try written(request, list) { () throws -> [Int64] in
-      var ids: [Int64] = []
-      ids.reserveCapacity(operations.count)
+    let (outcomes, seq) = try written(request, list) { () throws -> [ListOperation.Outcome] in
+      var outcomes: [ListOperation.Outcome] = []
+      outcomes.reserveCapacity(operations.count)
       for (number, operation) in operations.enumerated() {
         let place = "operation \(number + 1) (nothing was applied)"
+        let fields = ",\"operation\":\(number + 1),\"reason\":"
         do {
-          ids.append(try operation.perform(on: list, reporting: .id).id)
+          outcomes.append(try operation.perform(on: list, reporting: messages ? .message : .id))
         } catch let error as ListStoreError {
-          throw APIFailure(Self.response(for: error, place: place))
+          var response = Self.response(for: error, place: place)
+          response.insertFields(fields + JSONText.quote("\(error)"))
+          throw APIFailure(response)
         } catch let error as OperationError {
-          throw APIFailure(422, "unprocessable", "\(place): \(error.message)")
+          var response = HTTPResponse.error(422, "unprocessable", "\(place): \(error.message)")
+          response.insertFields(fields + JSONText.quote(error.message))
+          throw APIFailure(response)
         }
       }
-      return ids
+      return outcomes
     }
-    return .json(
-      200, "{\"seq\":\(seq),\"ids\":[" + ids.map(String.init).joined(separator: ",") + "]}")
+    let ids = outcomes.map { String($0.id) }.joined(separator: ",")
+    let report =
+      messages
+      ? ",\"messages\":[" + outcomes.map { JSONText.quote($0.message) }.joined(separator: ",") + "]"
+      : ""
+    return .json(200, "{\"seq\":\(seq),\"ids\":[" + ids + "]" + report + "}")
   }
 
   /// A batch's operations: the elements of a JSON array, or the lines of
@@ -609,8 +637,31 @@ public final class ListServer: @unchecked Sendable {
       ("changed", changeset.updatedItems.count + changeset.updatedSections.count),
       ("moved", changeset.movedItems.count + changeset.movedSections.count),
     ]
+    // The same counts by kind of row, for the CLI's summary line.
+    let byKind = [
+      (
+        "sections",
+        [
+          ("added", sections.count), ("removed", changeset.deletedSections.count),
+          ("moved", changeset.movedSections.count), ("changed", changeset.updatedSections.count),
+        ]
+      ),
+      (
+        "items",
+        [
+          ("added", changeset.insertedItems.count + sections.reduce(0) { $0 + $1.items.count }),
+          ("removed", changeset.deletedItems.count), ("moved", changeset.movedItems.count),
+          ("changed", changeset.updatedItems.count),
+        ]
+      ),
+    ]
+    func object(_ pairs: [(String, Int)]) -> String {
+      "{" + pairs.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
     return .json(
-      200, "{\"seq\":\(seq)," + counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}")
+      200,
+      "{\"seq\":\(seq)," + counts.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + ","
+        + byKind.map { "\"\($0.0)\":" + object($0.1) }.joined(separator: ",") + "}")
   }
 
   private func id(_ text: String, _ kind: String) throws -> Int64 {

@@ -37,6 +37,15 @@ struct JSONBody {
     return value
   }
 
+  /// A string member; `nil` when absent.
+  func text(_ key: String) throws -> String? {
+    guard let node = members[key] else { return nil }
+    guard let text = node.string(in: bytes) else {
+      throw APIFailure(400, "badRequest", "\"\(key)\" must be a string")
+    }
+    return text
+  }
+
   /// A whole number member; `nil` when absent.
   func integer(_ key: String) throws -> Int64? {
     guard let node = members[key] else { return nil }

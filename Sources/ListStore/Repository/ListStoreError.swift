@@ -156,7 +156,8 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case .serverUnreachable(let location, let reason):
       "cannot reach the database server for \(location): \(reason); check that it runs and the host and port"
     case .authenticationFailed(let location):
-      "the server refused the credentials for \(location); check the user name and password"
+      "the server refused the credentials for \(location); check the user name and password, "
+        + "or the token"
     case .permissionDenied(let location, let detail):
       "permission denied on \(location): \(detail); ask the database's owner for the privilege"
     case .connectionLost(let location):

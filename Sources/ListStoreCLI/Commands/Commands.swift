@@ -14,9 +14,15 @@ enum Commands {
   static let database = OptionSpec(
     name: "db", valueName: "PATH",
     help:
-      "The database file, or a postgresql:// URL (default: $LISTSTORE_DB, else "
+      "The database file, a postgresql:// URL, or a server's http(s)://HOST:PORT (default: $LISTSTORE_DB, else "
       + "$XDG_DATA_HOME/liststore/liststore.sqlite, else ~/.local/share/liststore/liststore.sqlite). "
       + "Commands that create a list create it; the others need it to exist.")
+
+  static let token = OptionSpec(
+    name: "token", valueName: "TOKEN",
+    help:
+      "The token a server (--db http://HOST:PORT) requires (default: $LISTSTORE_TOKEN). "
+      + "$LISTSTORE_CA_FILE names the authorities to trust for a self-signed https:// server.")
 
   static let json = OptionSpec(name: "json", valueName: nil, help: "Print JSON instead of text.")
 
@@ -28,7 +34,7 @@ enum Commands {
   static let item = ArgumentSpec(
     name: "ITEM", help: "The item: SECTION:ROW (e.g. 0:1) or #ID (quoted: '#42').")
 
-  static let all: [CommandSpec] = [
+  static let all: [CommandSpec] = RemoteCommands.attached(to: [
     CommandSpec(
       path: ["demo"], abstract: "Build the Cities example in a list and show it.",
       discussion: """
@@ -264,14 +270,18 @@ enum Commands {
     CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
     CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
     CompletionCommand.spec, ManCommand.spec,
-  ]
+  ])
 
-  static let parser = ArgumentParser(commands: all, globalOptions: [database])
+  static let parser = ArgumentParser(commands: all, globalOptions: [database, token])
 
   // MARK: - Runs
 
   private static func runLists(_ invocation: Invocation, _ context: Context) throws {
-    let lists = try context.repository().lists()
+    printLists(try context.repository().lists(), invocation, context)
+  }
+
+  /// What `lists` prints.
+  static func printLists(_ lists: [ListSummary], _ invocation: Invocation, _ context: Context) {
     if invocation.flag("json") {
       context.out.line(Rendering.json(lists: lists))
       return

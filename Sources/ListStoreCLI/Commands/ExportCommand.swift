@@ -85,6 +85,12 @@ struct ByteOutput {
     if buffer.count >= Self.chunk { flush() }
   }
 
+  /// Appends bytes as they are.
+  mutating func appendRaw(_ bytes: UnsafeBufferPointer<UInt8>) {
+    buffer.append(contentsOf: bytes)
+    if buffer.count >= Self.chunk { flush() }
+  }
+
   /// Appends JSON text, without the line breaks (and white space) outside its strings
   /// when it has any, so that it fits on one line.
   mutating func appendSingleLine(_ json: UnsafeBufferPointer<UInt8>) {

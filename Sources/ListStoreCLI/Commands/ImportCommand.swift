@@ -215,20 +215,28 @@ enum ImportCommand {
   static func summary(of changeset: Changeset<RawJSON, RawJSON>, list: String, file: String)
     -> String
   {
-    let parts = [
-      (changeset.insertedSections.count, "section", "added"),
-      (changeset.deletedSections.count, "section", "removed"),
-      (changeset.movedSections.count, "section", "moved"),
-      (changeset.updatedSections.count, "section", "changed"),
-      (
-        changeset.insertedItems.count
+    summary(
+      sections: [
+        "added": changeset.insertedSections.count, "removed": changeset.deletedSections.count,
+        "moved": changeset.movedSections.count, "changed": changeset.updatedSections.count,
+      ],
+      items: [
+        "added": changeset.insertedItems.count
           + changeset.insertedSections.reduce(0) { $0 + $1.items.count },
-        "item", "added"
-      ),
-      (changeset.deletedItems.count, "item", "removed"),
-      (changeset.movedItems.count, "item", "moved"),
-      (changeset.updatedItems.count, "item", "changed"),
-    ].filter { $0.0 > 0 }.map { Rendering.counted($0.0, $0.1) + " " + $0.2 }
+        "removed": changeset.deletedItems.count, "moved": changeset.movedItems.count,
+        "changed": changeset.updatedItems.count,
+      ], list: list, file: file)
+  }
+
+  /// The summary of a replace from its counts of sections and items, by what happened to
+  /// them (`added`, `removed`, `moved`, `changed`): a server answers them.
+  static func summary(sections: [String: Int], items: [String: Int], list: String, file: String)
+    -> String
+  {
+    let verbs = ["added", "removed", "moved", "changed"]
+    let parts =
+      (verbs.map { (sections[$0] ?? 0, "section", $0) } + verbs.map { (items[$0] ?? 0, "item", $0) })
+      .filter { $0.0 > 0 }.map { Rendering.counted($0.0, $0.1) + " " + $0.2 }
     let source = file == "-" ? "standard input" : file
     guard !parts.isEmpty else {
       return "\(quoted(list)) already matches \(source); nothing was written"

@@ -10,10 +10,11 @@ public enum ListStoreCommand {
   /// The environment variables `liststore` reads: the database path
   /// (`LISTSTORE_DB`, `XDG_DATA_HOME`, `HOME`), `LISTSTORE_BUSY_TIMEOUT` (seconds a
   /// write waits for another writer), `LISTSTORE_MAX_PAGE_COUNT` (a size limit, for
-  /// tests) and `LISTSTORE_PROGRESS_DELAY` (seconds before a progress line appears).
+  /// tests), `LISTSTORE_PROGRESS_DELAY` (seconds before a progress line appears), and for
+  /// a server, `LISTSTORE_TOKEN` and `LISTSTORE_CA_FILE` (authorities to trust).
   public static let environmentVariables = [
     "LISTSTORE_DB", "XDG_DATA_HOME", "HOME", "LISTSTORE_BUSY_TIMEOUT", "LISTSTORE_MAX_PAGE_COUNT",
-    "LISTSTORE_PROGRESS_DELAY",
+    "LISTSTORE_PROGRESS_DELAY", "LISTSTORE_TOKEN", "LISTSTORE_CA_FILE",
   ]
 
   /// Runs one command line.
@@ -61,10 +62,20 @@ public enum ListStoreCommand {
       }
       let context = Context(
         environment: environment, databasePath: globals["db"],
-        databaseUse: invocation.command.database, out: out, err: err)
+        databaseUse: invocation.command.database, out: out, err: err, token: globals["token"])
       do {
         try context.checkEnvironment()
-        try invocation.command.run(invocation, context)
+        if context.isRemote {
+          guard let remote = invocation.command.remote else {
+            throw CommandError(
+              "'liststore \(invocation.command.name)' works on the database itself, not "
+                + "through a server: run it where the database is, with --db naming the file "
+                + "or a postgresql:// URL")
+          }
+          try remote(invocation, context)
+        } else {
+          try invocation.command.run(invocation, context)
+        }
         return 0
       } catch let error as UsageError {
         out.discard()

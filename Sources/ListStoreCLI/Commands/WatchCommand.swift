@@ -39,12 +39,58 @@ enum WatchCommand {
     database: .reads, run: run)
 
   /// How a watch ended.
-  private enum Ending: Sendable {
+  private enum Ending: @unchecked Sendable {
     case signal, maxEvents, timeout, listDeleted
-    case failed(String)
+    // An error the events failed with; read once the watch ended, by the thread that ends it.
+    case failed(any Error)
   }
 
   private static func run(_ invocation: Invocation, _ context: Context) throws {
+    let (maxEvents, timeout) = try limits(invocation)
+    let list = try context.list(invocation.argument("LIST"))
+    let array = try list.observe()
+    let repository = try context.repository()
+    try watch(
+      name: list.name, array: array, maxEvents: maxEvents, timeout: timeout, invocation, context,
+      onConnection: { handler in
+        try repository.onConnectionStatusChange { status in
+          switch status {
+          case .disconnected(let reason): handler(reason)
+          case .connected: handler(nil)
+          }
+        }
+      },
+      stop: { repository.stopObserving() },
+      failure: { ListStoreError.decodingFailed("\($0)") })
+  }
+
+  /// `watch` against a server: its change stream, which reconnects by itself and resumes
+  /// where it was; a lost connection is said as a local database server's is.
+  static func runRemote(_ invocation: Invocation, _ context: Context) throws {
+    let (maxEvents, timeout) = try limits(invocation)
+    let name = invocation.argument("LIST")
+    let observation = try context.remote().list(name, metadata: RawJSON.self, item: RawJSON.self)
+      .observeNow()
+    let bag = DisposeBag()
+    try watch(
+      name: name, array: observation.array, maxEvents: maxEvents, timeout: timeout, invocation,
+      context,
+      onConnection: { handler in
+        observation.states.observeNext { state in
+          switch state {
+          case .offline(let reason, _): handler(reason)
+          case .online: handler(nil)
+          default: break
+          }
+        }.disposed(by: bag)
+      },
+      stop: { observation.stop() },
+      failure: { error in CommandError("\(error)") })
+    withExtendedLifetime((observation, bag)) {}
+  }
+
+  /// `--max-events` and `--timeout`.
+  private static func limits(_ invocation: Invocation) throws -> (Int?, Double?) {
     let maxEvents = try invocation.countOption("max-events")
     var timeout: Double?
     if let text = invocation.option("timeout") {
@@ -56,21 +102,41 @@ enum WatchCommand {
       }
       timeout = seconds
     }
-    let list = try context.list(invocation.argument("LIST"))
-    let array = try list.observe()
+    return (maxEvents, timeout)
+  }
+
+  /// Prints `array` (the list `name` observed), then its events, until the watch ends.
+  /// - Parameters:
+  ///   - name: The list's name.
+  ///   - array: The list, observed.
+  ///   - maxEvents: `--max-events`.
+  ///   - timeout: `--timeout`.
+  ///   - invocation: The command line.
+  ///   - context: Where to print.
+  ///   - onConnection: Registers a handler told of a lost connection (its reason) and of
+  ///     its return (`nil`).
+  ///   - stop: Ends the deliveries, before the end is printed.
+  ///   - failure: The error to end with when the events fail with an error.
+  /// - Throws: What `failure` makes, or an error of the screen.
+  private static func watch(
+    name: String, array: Observable2DArray<RawJSON, RawJSON>, maxEvents: Int?, timeout: Double?,
+    _ invocation: Invocation, _ context: Context,
+    onConnection: (@escaping @Sendable (String?) -> Void) throws -> Void,
+    stop: () throws -> Void, failure: (any Error) -> any Error
+  ) throws {
     let json = invocation.flag("json")
     let out = context.out
     // The screen needs keys as well as a terminal to draw on.
     let interactive =
       !json && Terminal.isTerminal(STDOUT_FILENO) && Terminal.isTerminal(STDIN_FILENO)
-    let screen = interactive ? try WatchScreenLoop(name: list.name) : nil
+    let screen = interactive ? try WatchScreenLoop(name: name) : nil
     let printer: any WatchPrinter
     if json {
-      printer = JSONPrinter(name: list.name, out: out)
+      printer = JSONPrinter(name: name, out: out)
     } else if let screen {
       printer = screen
     } else {
-      printer = TextPrinter(name: list.name, out: out)
+      printer = TextPrinter(name: name, out: out)
     }
 
     let ended = DispatchSemaphore(value: 0)
@@ -93,15 +159,11 @@ enum WatchCommand {
     // when it is back (the status line of the screen; else a line on standard error,
     // between whole lines of the list). The watch goes on and catches up meanwhile.
     let disconnected = Atomic<Bool>(false)
-    try context.repository().onConnectionStatusChange { status in
-      let lost: String?
-      switch status {
-      case .disconnected(let reason):
+    try onConnection { lost in
+      if lost != nil {
         guard !disconnected.exchange(true, ordering: .relaxed) else { return }
-        lost = reason
-      case .connected:
+      } else {
         guard disconnected.exchange(false, ordering: .relaxed) else { return }
-        lost = nil
       }
       if let screen { return screen.connection(lost: lost) }
       // Under the lock that prints (and flushes) the list's lines: between two of them.
@@ -141,7 +203,7 @@ enum WatchCommand {
       }
     ).disposed(by: bag)
     array.subscribe(
-      onError: { error in finish(.failed("\(error)")) },
+      onError: { error in finish(.failed(error)) },
       onCompleted: { finish(.listDeleted) }
     ).disposed(by: bag)
 
@@ -162,7 +224,7 @@ enum WatchCommand {
       signals.cancel()
     }
     // No more deliveries from the feed's threads while this one prints and exits.
-    try context.repository().stopObserving()
+    try stop()
     // A key or a signal that ended the screen is a stop like a signal.
     let reason = timedOut ? .timeout : (ending.withLock { $0 } ?? .signal)
     printLock.withLock { _ in
@@ -172,9 +234,9 @@ enum WatchCommand {
     withExtendedLifetime((array, bag)) {}
     switch reason {
     case .listDeleted:
-      context.err.line("liststore: the list \(quoted(list.name)) was deleted")
-    case .failed(let message):
-      throw ListStoreError.decodingFailed(message)
+      context.err.line("liststore: the list \(quoted(name)) was deleted")
+    case .failed(let error):
+      throw failure(error)
     case .signal, .maxEvents, .timeout:
       break
     }

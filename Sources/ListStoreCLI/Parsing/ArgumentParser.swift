@@ -55,6 +55,9 @@ struct CommandSpec: Sendable {
   var database: DatabaseUse = .changes
   /// Runs the parsed command.
   var run: @Sendable (Invocation, Context) throws -> Void
+  /// Runs it against a server (`--db http://…`); `nil` for a command that needs the
+  /// database itself.
+  var remote: (@Sendable (Invocation, Context) throws -> Void)? = nil
 
   var name: String { path.joined(separator: " ") }
 
