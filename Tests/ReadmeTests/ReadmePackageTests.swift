@@ -202,6 +202,9 @@ import Testing
   static func manifest(_ examples: [Examples], dependencyPath: String) -> String {
     let liststore = #".product(name: "ListStore", package: "ListStore")"#
     let testing = #".product(name: "ListStoreTesting", package: "ListStore")"#
+    let client =
+      #".product(name: "ListStoreClient", package: "ListStore"), "#
+      + #".product(name: "ListStoreClientTesting", package: "ListStore")"#
     var targets: [String] = []
     for (number, example) in examples.enumerated() {
       if !example.program.isEmpty {
@@ -210,7 +213,7 @@ import Testing
       }
       if !example.tests.isEmpty {
         targets.append(
-          #"    .testTarget(name: "Example\#(number)Tests", dependencies: [\#(liststore), \#(testing)]),"#
+          #"    .testTarget(name: "Example\#(number)Tests", dependencies: [\#(liststore), \#(testing), \#(client)]),"#
         )
       }
     }
