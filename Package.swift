@@ -181,6 +181,7 @@ let package = Package(
       name: "ListStoreServerTests",
       dependencies: [
         "ListStore", "ListStoreServer", "PostgresTestSupport", "TestSupport", "liststore",
+        "ListStoreClientTesting",
       ]),
     .testTarget(
       name: "ListStoreCLITests",

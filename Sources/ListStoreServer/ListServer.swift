@@ -129,6 +129,9 @@ public final class ListServer: @unchecked Sendable {
       throw APIFailure(400, "badRequest", "the path is not valid percent-encoded UTF-8")
     }
     if path == ["healthz"] { return health() }
+    if path.isEmpty || (path.count == 2 && path[0] == "lists") {
+      return try livePage(request)
+    }
     if path.first != "v1" && path != ["metrics"] {
       throw APIFailure(404, "notFound", "no such resource: \(request.path)")
     }
@@ -324,7 +327,7 @@ public final class ListServer: @unchecked Sendable {
         token = String(parts[1]).trimmingSpaces()
       }
     }
-    token = token ?? request.query["access_token"]
+    token = token ?? request.query["access_token"] ?? Self.cookie(request)
     guard let token else {
       throw APIFailure(
         401, "unauthorized", "this server needs a token: send 'Authorization: Bearer TOKEN'",
@@ -336,6 +339,56 @@ public final class ListServer: @unchecked Sendable {
         headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
     }
     return access
+  }
+
+  /// The token the live page keeps in its cookie.
+  static let cookieName = "liststore_token"
+
+  /// The token of the request's cookie, if it has one.
+  static func cookie(_ request: HTTPRequest) -> String? {
+    guard let header = request.headers["cookie"] else { return nil }
+    for pair in header.split(separator: ";") {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      if parts.count == 2, String(parts[0]).trimmingSpaces() == cookieName {
+        return String(parts[1]).trimmingSpaces()
+      }
+    }
+    return nil
+  }
+
+  /// `GET /` and `GET /lists/NAME`: the live page. A known `?access_token=` is kept in an
+  /// HttpOnly, SameSite=Strict cookie, and the page is asked for again without it, so that
+  /// the token leaves the address bar and the history.
+  private func livePage(_ request: HTTPRequest) throws -> HTTPResponse {
+    guard request.method == "GET" || request.method == "HEAD" else {
+      throw Self.notAllowed(request, allow: "GET")
+    }
+    if let token = request.query["access_token"] {
+      guard configuration.tokens?.access(for: token) != nil else {
+        throw APIFailure(
+          401, "unauthorized", "the token is not known to this server",
+          headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+      }
+      let secure = configuration.tls != nil ? "; Secure" : ""
+      return HTTPResponse(
+        status: 303,
+        headers: [
+          ("Location", request.path),
+          ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" + secure),
+        ])
+    }
+    return HTTPResponse(
+      status: 200,
+      headers: [
+        ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
+        (
+          "Content-Security-Policy",
+          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            + "img-src 'self' data:; frame-ancestors 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"),
+      ],
+      body: Array(LivePage.html.utf8))
   }
 
   // MARK: - Lists and rows

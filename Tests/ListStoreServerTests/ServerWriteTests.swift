@@ -461,12 +461,20 @@ import Testing
     #expect(reads >= writes && reads <= 2 * writes, "\(reads) reads for \(writes) commits")
   }
 
-  @Test func theRootAnswers404UntilTheLivePageExists() throws {
+  @Test func theLivePageIsServedFromTheBinaryAndOtherPathsAre404() throws {
     let served = try Served(.sqlite)
     defer { served.finish() }
-    let root = try served.request("GET", "/")
-    #expect(root.status == 404)
-    #expect(root.object?["code"] as? String == "notFound")
+    for path in ["/", "/lists/anything"] {
+      let page = try served.request("GET", path)
+      #expect(page.status == 200)
+      #expect(page.body.hasPrefix("<!doctype html>"))
+      // Nothing from elsewhere: no script, style or font is loaded from another origin.
+      #expect(!page.body.contains("src=\"http") && !page.body.contains("@import"))
+    }
+    let other = try served.request("GET", "/elsewhere")
+    #expect(other.status == 404)
+    #expect(other.object?["code"] as? String == "notFound")
+    #expect(try served.request("POST", "/").status == 405)
   }
 
   @Test func aSnapshotLargerThanTheBoundIsSentWhole() throws {

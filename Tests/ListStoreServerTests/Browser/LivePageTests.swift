@@ -1,0 +1,190 @@
+import Foundation
+import ListStoreClientTesting
+import ListStoreServer
+import PostgresTestSupport
+import TestSupport
+import Testing
+
+/// The live page in a real browser (headless Chromium over the DevTools protocol): it
+/// shows what other clients change, what it changes reaches them, it catches up after a
+/// reconnection, and it can be worked with the keyboard alone. Screenshots at desktop and
+/// phone widths are kept in `.build/test-artifacts/browser` (or `$LISTSTORE_ARTIFACTS`).
+@Suite(.serialized, .browser) struct LivePageTests {
+  /// A server over a fresh database with a list "groceries" (made by the CLI on the file,
+  /// as another process) holding one section with two items.
+  func start() throws -> TestServer {
+    let server = try TestServer()
+    for step in [
+      ["list", "create", "groceries"],
+      ["section", "add", "groceries", "Fruit", "--footer", "fresh"],
+      ["item", "add", "groceries", "0", "apples"], ["item", "add", "groceries", "0", "pears"],
+    ] {
+      expectSuccess(try liststore(step, database: server.databasePath))
+    }
+    return server
+  }
+
+  /// The values the page shows, in order, section by section.
+  static let shownValues =
+    "JSON.stringify([...document.querySelectorAll('li .value')].map(node => node.textContent))"
+
+  /// The values `liststore show --json` prints for `list`, in order.
+  func storedValues(_ list: String, _ server: TestServer) throws -> String {
+    let shown = try showJSON(list, location: server.databasePath)
+    let sections = shown?["sections"] as? [[String: Any]] ?? []
+    let values = sections.flatMap {
+      ($0["items"] as? [[String: Any]] ?? []).map { "\($0["value"] ?? "")" }
+    }
+    return String(decoding: try JSONSerialization.data(withJSONObject: values), as: UTF8.self)
+  }
+
+  func artifact(_ name: String, _ data: Data) throws {
+    let folder =
+      ProcessInfo.processInfo.environment["LISTSTORE_ARTIFACTS"]
+      ?? productsDirectory + "/../../test-artifacts/browser"
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    try data.write(to: URL(fileURLWithPath: folder + "/" + name))
+  }
+
+  @Test func thePageShowsAChangeMadeByTheCLIWithoutReloading() throws {
+    let server = try start()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
+    try page.evaluate("window.loadedOnce = true")  // gone if the page reloaded
+    expectSuccess(
+      try liststore(
+        ["item", "add", "groceries", "0", "kiwis", "--at", "1"], database: server.databasePath))
+    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"kiwis\",\"pears\"]'")
+    #expect(try page.evaluate("window.loadedOnce === true") as? Bool == true)
+    // The changed row flashes.
+    #expect(
+      try page.evaluate(
+        "[...document.querySelectorAll('li')].find(li => li.textContent.includes('kiwis')).classList.contains('flash')"
+      ) as? Bool == true)
+    // The lists page names the list with its sizes.
+    try page.open(server.url + "/")
+    try page.waitFor("document.body.innerText.includes('groceries — 1 sections, 3 items')")
+  }
+
+  @Test func editsAddsMovesAndDeletesWithTheKeyboardAloneReachShow() throws {
+    let server = try start()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
+    let ids =
+      try page.evaluate(
+        "[...document.querySelectorAll('li')].map(li => li.dataset.id).join(',')") as? String ?? ""
+    let (apples, pears) = (
+      ids.split(separator: ",").first ?? "", ids.split(separator: ",").last ?? ""
+    )
+    let section = try page.evaluate("document.querySelector('section').dataset.id") as? String ?? ""
+
+    // Edit: Tab to the button, Enter, type over the value, Enter.
+    try page.tab(to: "edit-\(apples)")
+    try page.press("Enter")
+    try page.waitFor("document.activeElement.tagName === 'INPUT'")
+    try page.type("green apples")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"pears\"]'")
+    // Add: Tab to the section's field, type, Enter.
+    try page.tab(to: "add-\(section)")
+    try page.type("figs")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"pears\",\"figs\"]'")
+    // Move: the Down button of the first item.
+    try page.tab(to: "down-\(apples)")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownValues) === '[\"pears\",\"green apples\",\"figs\"]'")
+    // The focus stays on the button that was pressed, redrawn.
+    #expect(try page.focusedKey() == "down-\(apples)")
+    // Delete: back with Shift-Tab is keyboard too.
+    try page.tab(to: "delete-\(pears)")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"figs\"]'")
+    #expect(try storedValues("groceries", server) == "[\"green apples\",\"figs\"]")
+    let shown = try liststore(["show", "groceries"], database: server.databasePath)
+    #expect(shown.stdout.contains("0:0  green apples") && shown.stdout.contains("0:1  figs"))
+  }
+
+  @Test func aReconnectionLosesNoChange() throws {
+    let server = try start()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
+    for round in 0..<2 {
+      server.stop()
+      try page.waitFor("document.getElementById('status').textContent.startsWith('offline')")
+      for number in 0..<3 {
+        expectSuccess(
+          try liststore(
+            ["item", "add", "groceries", "0", "r\(round)-\(number)"], database: server.databasePath)
+        )
+      }
+      try server.start()
+      let expected = try storedValues("groceries", server)
+      try page.waitFor("\(Self.shownValues) === '\(expected)'")
+      try page.waitFor("document.getElementById('status').textContent === 'live'")
+    }
+    #expect(
+      try page.evaluate("document.querySelectorAll('li').length") as? Int == 8)
+  }
+
+  @Test func aTokenGivenOnceIsKeptInACookieTheScriptCannotRead() throws {
+    let server = try TestServer(tokens: try .init(parsing: "secret write", file: "tokens"))
+    defer { server.remove() }
+    expectSuccess(try liststore(["list", "create", "private"], database: server.databasePath))
+    expectSuccess(try liststore(["section", "add", "private", "S"], database: server.databasePath))
+    expectSuccess(
+      try liststore(["item", "add", "private", "0", "hidden"], database: server.databasePath))
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/private?access_token=secret")
+    try page.waitFor("\(Self.shownValues) === '[\"hidden\"]'")
+    #expect(try page.evaluate("location.search") as? String == "")
+    #expect(try page.evaluate("document.cookie") as? String == "")
+    // Writes go with the cookie too.
+    let section = try page.evaluate("document.querySelector('section').dataset.id") as? String ?? ""
+    try page.tab(to: "add-\(section)")
+    try page.type("seen")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownValues) === '[\"hidden\",\"seen\"]'")
+  }
+
+  @Test func thePageFitsAPhoneAndADesktopAndScreenshotsAreKept() throws {
+    let server = try start()
+    defer { server.remove() }
+    expectSuccess(
+      try liststore(
+        [
+          "item", "add", "groceries", "0",
+          "a value long enough to wrap on a narrow screen, which must not scroll sideways",
+        ],
+        database: server.databasePath))
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    for (name, width, height, mobile) in [("desktop", 1280, 900, false), ("phone", 390, 844, true)]
+    {
+      try page.setViewport(width: width, height: height, mobile: mobile)
+      try page.open(server.url + "/lists/groceries")
+      try page.waitFor("document.querySelectorAll('li').length === 3")
+      #expect(
+        try page.evaluate("document.documentElement.scrollWidth <= \(width)") as? Bool == true,
+        "the \(name) page scrolls sideways")
+      let png = try page.screenshot()
+      #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+      try artifact("live-page-\(name).png", png)
+    }
+  }
+}
