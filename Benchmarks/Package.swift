@@ -38,6 +38,9 @@ let package = Package(
         .product(name: "PostgreSQLKit", package: "ListStore"),
         .product(name: "Observable2D", package: "ListStore"),
         .product(name: "ReactiveCore", package: "ListStore"),
+        // B20 and B21: the clients of `liststore serve`.
+        .product(name: "ListStoreClient", package: "ListStore"),
+        .product(name: "ListStoreClientTesting", package: "ListStore"),
       ]
     ),
   ],

@@ -45,7 +45,7 @@ public enum ConnectionState: Sendable, Equatable, CustomStringConvertible {
 /// array's events are delivered on the observation's own thread, one at a time, in commit
 /// order, each carrying the `seq` of the commit it reflects as its
 /// ``Observable2DArrayEvent/version``. A lost connection is not an end: the state goes
-/// ``ConnectionState/offline(reason:retryIn:)``, with growing delays up to 10 seconds, and
+/// ``ConnectionState/offline(reason:retryIn:)``, with growing delays up to a second, and
 /// back ``ConnectionState/online`` once the changes missed meanwhile are applied — none
 /// lost, none twice. The array's events complete when the list is deleted, and fail when
 /// the observation cannot go on (a token refused, a value that does not decode).
@@ -156,13 +156,16 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
     self.control = control
   }
 
-  /// The longest wait between two attempts to connect.
-  static var longestDelay: Duration { .seconds(10) }
+  /// The first wait before connecting again, doubled after each failed attempt.
+  static var shortestDelay: Duration { .milliseconds(100) }
+  /// The longest wait between two attempts to connect: a server that comes back (a
+  /// restart) is found within it. An attempt at a server that is down costs it nothing.
+  static var longestDelay: Duration { .seconds(1) }
 
   func run() {
-    var delay: Duration = .milliseconds(250)
+    var delay = Self.shortestDelay
     while !control.isStopped && ending == nil {
-      let reason = follow(resetDelay: { delay = .milliseconds(250) })
+      let reason = follow(resetDelay: { delay = Self.shortestDelay })
       guard ending == nil, !control.isStopped, let reason else { break }
       states.value = .offline(reason: reason, retryIn: delay)
       let nanoseconds =

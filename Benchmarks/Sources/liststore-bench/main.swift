@@ -7,7 +7,7 @@ import FoundationEssentials
 #endif
 
 /// `liststore-bench [--quick] [--json FILE] [--only B1,B3] [--cli PATH]`: the benchmarks
-/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B19, B22), each
+/// of issues 7 (B1–B7, SQLite), 11 (B8–B10, PostgreSQL) and later ones (B11–B22), each
 /// beside its baseline; see BENCHMARKS.md.
 enum Main {
   static let usage =
@@ -36,6 +36,8 @@ enum Main {
     ("B17", ServerFanOutBenchmark.run),
     ("B18", ServerBatchBenchmark.run),
     ("B19", DerivedBenchmark.run),
+    ("B20", RemoteWatchBenchmark.run),
+    ("B21", ResynchroniseBenchmark.run),
     ("B22", BatchByIndexBenchmark.run),
   ]
 
