@@ -18,7 +18,8 @@ enum RemoteWatchBenchmark {
     guard let cli = CLIBenchmark.locateCLI(options) else {
       return [
         Row(
-          id: "B20", name: "watch over HTTP → event", unit: "ms", target: "≤ 1.5 × watch on the file",
+          id: "B20", name: "watch over HTTP → event", unit: "ms",
+          target: "≤ 1.5 × watch on the file",
           skipped: "no liststore binary: build it with swift build -c release, or pass --cli")
       ]
     }
@@ -60,7 +61,8 @@ enum RemoteWatchBenchmark {
         id: "B20", name: "`watch --json` over HTTP → event, another process's write", unit: "ms",
         value: overHTTPStats, baseline: onFileStats, ratio: ratio,
         target: "median ≤ 1.5 × watch on the file", pass: ratio <= 1.5,
-        note: "\(rounds) single-item writes by this process to a 1,000-item list; `liststore serve` "
+        note:
+          "\(rounds) single-item writes by this process to a 1,000-item list; `liststore serve` "
           + "and both watchers are processes of \(cli); baseline: `watch --json` on the file")
     ]
   }
