@@ -338,6 +338,13 @@ import Testing
     #expect(added.stdout.contains("\"seq\""), "\(added)")
     let shown = try curl([server.base + "/v1/lists/demo"])
     #expect(shown.stdout.contains("Oslo"), "\(shown)")
+    // The CLI over HTTPS, trusting the self-signed certificate through LISTSTORE_CA_FILE.
+    let overTLS = try liststore(
+      ["show", "demo"], database: server.base, environment: ["LISTSTORE_CA_FILE": certificate])
+    #expect(overTLS.status == 0 && overTLS.stdout.contains("Oslo"), "\(overTLS)")
+    let untrusted = try liststore(["show", "demo"], database: server.base)
+    #expect(untrusted.status == 1, "\(untrusted)")
+    #expect(untrusted.stderr.contains("cannot reach the database server"), "\(untrusted)")
     // Plain HTTP on the TLS port gets no answer, and the server goes on.
     let plain = try run(
       "/usr/bin/env", ["curl", "-s", "--max-time", "30", "http://127.0.0.1:\(server.port)/healthz"])
