@@ -330,50 +330,40 @@ enum LivePage {
       return api("PATCH", path(state.name) + "/items/" + id, place);
     }
 
-    // An input in place of a value: Enter saves, Escape gives up.
-    function editItem(node, item) {
-      const input = element("input", { type: "text", value: display(item.value) });
-      input.setAttribute("aria-label", "New value");
-      input.dataset.editing = "i" + item.id;
-      node.querySelector(".value").replaceChildren(input);
+    // An input in place of `text` inside `holder`: Enter saves (`save` gets what was
+    // typed), Escape or leaving it gives up; a redraw waits while it is open (`key`).
+    function editInPlace(holder, text, label, key, save) {
+      const input = element("input", { type: "text", value: text });
+      input.setAttribute("aria-label", label);
+      input.dataset.editing = key;
+      holder.replaceChildren(input);
       input.focus();
       input.select();
-      input.onblur = () => {
-        if (!input.dataset.editing) return;
-        input.removeAttribute("data-editing");
-        render(new Set());
-      };
+      const close = () => { input.removeAttribute("data-editing"); render(new Set()); };
+      input.onblur = () => { if (input.dataset.editing) close(); };
       input.onkeydown = async event => {
-        if (event.key === "Escape") { input.removeAttribute("data-editing"); render(new Set()); }
+        if (event.key === "Escape") close();
         if (event.key !== "Enter") return;
         event.preventDefault();
-        const value = parsed(input.value, item.value);
         input.removeAttribute("data-editing");
-        await api("PATCH", path(state.name) + "/items/" + item.id, { value });
-        const again = main.querySelector("[data-key='edit-" + item.id + "']");
-        if (again) again.focus();
+        await save(input.value);
       };
     }
 
+    function editItem(node, item) {
+      editInPlace(node.querySelector(".value"), display(item.value), "New value", "i" + item.id,
+        async text => {
+          await api("PATCH", path(state.name) + "/items/" + item.id,
+            { value: parsed(text, item.value) });
+          const again = main.querySelector("[data-key='edit-" + item.id + "']");
+          if (again) again.focus();
+        });
+    }
+
     function editTitle(node, section) {
-      const input = element("input", { type: "text", value: section.header || "" });
-      input.setAttribute("aria-label", "New header");
-      input.dataset.editing = "s" + section.id;
-      node.querySelector("h2").replaceChildren(input);
-      input.focus();
-      input.onblur = () => {
-        if (!input.dataset.editing) return;
-        input.removeAttribute("data-editing");
-        render(new Set());
-      };
-      input.onkeydown = async event => {
-        if (event.key === "Escape") { input.removeAttribute("data-editing"); render(new Set()); }
-        if (event.key !== "Enter") return;
-        event.preventDefault();
-        input.removeAttribute("data-editing");
-        await api("PATCH", path(state.name) + "/sections/" + section.id,
-          { header: input.value, footer: section.footer });
-      };
+      editInPlace(node.querySelector("h2"), section.header || "", "New header", "s" + section.id,
+        text => api("PATCH", path(state.name) + "/sections/" + section.id,
+          { header: text, footer: section.footer }));
     }
 
     const route = location.pathname.match(/^\\/lists\\/(.+)$/);

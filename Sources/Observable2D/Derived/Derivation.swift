@@ -335,3 +335,20 @@ extension Changeset {
     return nil
   }
 }
+
+extension Observable2DArrayEditor {
+  /// Inserts item `id` at `row` of `section` for a derivation: new to the batch when
+  /// `previous` is `nil`, else taken out of the editor earlier with that value — a move,
+  /// unless it `stays` where it was, when it is an update if its value changed.
+  @inlinable
+  mutating func put(
+    _ value: Item, id: Int64, section: Int, row: Int, previous: Item?, stays: Bool
+  ) {
+    guard let previous else {
+      insertEntry(value, id: id, section: section, row: row, moved: true)
+      return
+    }
+    insertEntry(value, id: id, section: section, row: row, moved: !stays)
+    if stays && !dynamicallyEqual(previous, value) { setValue(value, section: section, row: row) }
+  }
+}

@@ -170,15 +170,9 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
     }
     let row = row(of: id, in: editor.sections[section].items)
     groups[key]?.members.insert(id, at: row)
-    guard let previous else {
-      editor.insertEntry(value, id: id, section: section, row: row, moved: true)
-      return
-    }
-    let stays = previous.key == key && previous.row == row && !forceMove
-    editor.insertEntry(value, id: id, section: section, row: row, moved: !stays)
-    if stays && !dynamicallyEqual(previous.value, value) {
-      editor.setValue(value, section: section, row: row)
-    }
+    editor.put(
+      value, id: id, section: section, row: row, previous: previous?.value,
+      stays: previous?.key == key && previous?.row == row && !forceMove)
   }
 
   /// Takes item `id` out of its group; the group's section stays until the steps end.

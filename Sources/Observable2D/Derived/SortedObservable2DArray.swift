@@ -184,15 +184,9 @@ struct SectionSortDerivation<Metadata, Item>: SortingDerivation, StepDerivation 
       for: value, rank: order.position(of: id) ?? 0, in: editor.sections[section].items,
       rankOf: { order.position(of: $0) ?? Int.max })
     sortedOrder[section].insert(id, at: row)
-    guard let previous else {
-      editor.insertEntry(value, id: id, section: section, row: row, moved: true)
-      return
-    }
-    let stays = previous.section == section && previous.row == row
-    editor.insertEntry(value, id: id, section: section, row: row, moved: !stays)
-    if stays && !dynamicallyEqual(previous.value, value) {
-      editor.setValue(value, section: section, row: row)
-    }
+    editor.put(
+      value, id: id, section: section, row: row, previous: previous?.value,
+      stays: previous?.section == section && previous?.row == row)
   }
 
   /// Takes item `id` out of `section` of the editor and the sorted order.
@@ -356,15 +350,9 @@ struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivati
       for: value, rank: order.position(of: id), in: editor.sections[0].items,
       rankOf: { order.position(of: $0) })
     sortedOrder.insert(id, at: row)
-    guard let previous else {
-      editor.insertEntry(value, id: id, section: 0, row: row, moved: true)
-      return
-    }
-    let stays = previous.row == row && !forceMove
-    editor.insertEntry(value, id: id, section: 0, row: row, moved: !stays)
-    if stays && !dynamicallyEqual(previous.value, value) {
-      editor.setValue(value, section: 0, row: row)
-    }
+    editor.put(
+      value, id: id, section: 0, row: row, previous: previous?.value,
+      stays: previous?.row == row && !forceMove)
   }
 
   @inlinable

@@ -38,6 +38,20 @@ import Testing
     return String(decoding: try JSONSerialization.data(withJSONObject: values), as: UTF8.self)
   }
 
+  /// A browser with the list "groceries" of `start()` open and shown.
+  func openGroceries(_ server: TestServer) throws -> (HeadlessBrowser, BrowserPage) {
+    let browser = try HeadlessBrowser()
+    do {
+      let page = try browser.newPage()
+      try page.open(server.url + "/lists/groceries")
+      try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
+      return (browser, page)
+    } catch {
+      browser.close()
+      throw error
+    }
+  }
+
   func artifact(_ name: String, _ data: Data) throws {
     let folder =
       ProcessInfo.processInfo.environment["LISTSTORE_ARTIFACTS"]
@@ -49,11 +63,8 @@ import Testing
   @Test func thePageShowsAChangeMadeByTheCLIWithoutReloading() throws {
     let server = try start()
     defer { server.remove() }
-    let browser = try HeadlessBrowser()
+    let (browser, page) = try openGroceries(server)
     defer { browser.close() }
-    let page = try browser.newPage()
-    try page.open(server.url + "/lists/groceries")
-    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
     try page.evaluate("window.loadedOnce = true")  // gone if the page reloaded
     expectSuccess(
       try liststore(
@@ -73,11 +84,8 @@ import Testing
   @Test func editsAddsMovesAndDeletesWithTheKeyboardAloneReachShow() throws {
     let server = try start()
     defer { server.remove() }
-    let browser = try HeadlessBrowser()
+    let (browser, page) = try openGroceries(server)
     defer { browser.close() }
-    let page = try browser.newPage()
-    try page.open(server.url + "/lists/groceries")
-    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
     let ids =
       try page.evaluate(
         "[...document.querySelectorAll('li')].map(li => li.dataset.id).join(',')") as? String ?? ""
@@ -116,11 +124,8 @@ import Testing
   @Test func aReconnectionLosesNoChange() throws {
     let server = try start()
     defer { server.remove() }
-    let browser = try HeadlessBrowser()
+    let (browser, page) = try openGroceries(server)
     defer { browser.close() }
-    let page = try browser.newPage()
-    try page.open(server.url + "/lists/groceries")
-    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
     for round in 0..<2 {
       server.stop()
       try page.waitFor("document.getElementById('status').textContent.startsWith('offline')")
