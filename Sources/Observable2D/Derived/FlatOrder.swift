@@ -43,6 +43,16 @@ struct FlatOrder {
     counts[section]
   }
 
+  /// The rows a derivation that places items across sections touches for `changeset`:
+  /// its own, and the items of the sections it moves or deletes.
+  @inlinable
+  func work<Metadata, Item>(for changeset: Changeset<Metadata, Item>) -> Int {
+    var work = changeset.rowCount
+    for section in changeset.deletedSections { work += count(ofSection: section.index) }
+    for section in changeset.movedSections { work += count(ofSection: section.from) }
+    return work
+  }
+
   /// The ids of `section`'s items, in order.
   @inlinable
   func ids(ofSection section: Int) -> [Int64] {

@@ -129,10 +129,7 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
 
   @inlinable
   func work(for changeset: SourceChangeset) -> Int {
-    var work = changeset.rowCount
-    for section in changeset.deletedSections { work += sourceOrder.count(ofSection: section.index) }
-    for section in changeset.movedSections { work += sourceOrder.count(ofSection: section.from) }
-    return work
+    sourceOrder.work(for: changeset)
   }
 
   @inlinable

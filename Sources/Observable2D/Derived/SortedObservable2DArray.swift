@@ -329,10 +329,7 @@ struct OneSectionSortDerivation<SourceMetadata, Item, Metadata>: SortingDerivati
 
   @inlinable
   func work(for changeset: SourceChangeset) -> Int {
-    var work = changeset.rowCount
-    for section in changeset.deletedSections { work += sourceOrder.count(ofSection: section.index) }
-    for section in changeset.movedSections { work += sourceOrder.count(ofSection: section.from) }
-    return work
+    sourceOrder.work(for: changeset)
   }
 
   @inlinable
