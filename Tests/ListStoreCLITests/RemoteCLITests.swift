@@ -147,6 +147,31 @@ import Testing
     #expect(wrong.status == 1 && wrong.stderr.contains("not known to this server"))
   }
 
+  @Test func watchInTextPrintsTheSameOverHTTP() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let server = try TestServer()
+    defer { server.remove() }
+    let local = folder.file("local.sqlite")
+    var outputs: [String] = []
+    for location in [local, server.url] {
+      for step in [["list", "create", "l"], ["section", "add", "l", "S", "--footer", "f"]] {
+        expectSuccess(try liststore(step, database: location))
+      }
+      let watch = try TestSupport.WatchProcess(
+        [liststoreBinary, "--db", location, "watch", "l", "--max-events", "2"])
+      #expect(watch.wait { lines, _ in lines.contains("      -- f") })
+      expectSuccess(try liststore(["item", "add", "l", "0", "x"], database: location))
+      #expect(watch.wait { lines, _ in lines.filter { $0 == "      -- f" }.count == 2 })
+      expectSuccess(try liststore(["item", "set", "l", "0:0", "y"], database: location))
+      watch.waitForExit()
+      #expect(watch.process.terminationStatus == 0)
+      outputs.append(watch.output)
+    }
+    #expect(outputs[0] == outputs[1], "file:\n\(outputs[0])\nserver:\n\(outputs[1])")
+    #expect(outputs[1].contains("-- 1 item changed"))
+  }
+
   @Test func watchOverHTTPResumesAfterTheServerRestartsWithoutLossOrRepeat() throws {
     let server = try TestServer()
     defer { server.remove() }

@@ -198,6 +198,9 @@ func isOffline(_ state: ConnectionState) -> Bool {
     #expect(recorder.problems.isEmpty, "\(recorder.problems)")
     #expect(recorder.sections[0].items.count == 9)
     #expect(states.all.contains(.online))
+    // A restarted server's feed starts after what the client saw: it resynchronises with
+    // one changeset from a fresh snapshot, and says so.
+    #expect(states.all.contains(.resynchronising))
   }
 
   @Test func changesetsComeAsAnAsyncSequence() async throws {
