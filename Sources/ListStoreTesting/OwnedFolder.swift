@@ -40,9 +40,7 @@ package enum OwnedFolder {
     guard let directory = opendir(parent) else { return }
     var leftovers: [String] = []
     while let entry = readdir(directory) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-        String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-      }
+      let name = entryName(entry)
       guard name.hasPrefix(prefix + "-") else { continue }
       let rest = name.dropFirst(prefix.count + 1)
       guard let pid = Int32(rest.prefix { $0 != "-" }), pid > 0 else { continue }
@@ -55,6 +53,18 @@ package enum OwnedFolder {
     }
   }
 
+  /// The name of a directory entry, read where it lies. `readdir`'s entries are only as long
+  /// as their name, while `dirent` declares `d_name` 256 bytes: copying the whole entry
+  /// (`entry.pointee`) reads past the last entry of the buffer, off the end of its page
+  /// when it is the last one there — the crash the README tests met now and then.
+  static func entryName(_ entry: UnsafeMutablePointer<dirent>) -> String {
+    withUnsafeMutablePointer(to: &entry.pointee.d_name) { name in
+      UnsafeMutableRawPointer(name).withMemoryRebound(to: CChar.self, capacity: 1) {
+        String(cString: $0)
+      }
+    }
+  }
+
   /// Removes a folder and everything in it, making read-only entries writable first.
   package static func removeTree(_ path: String) {
     var info = stat()
@@ -64,9 +74,7 @@ package enum OwnedFolder {
       if let directory = opendir(path) {
         var names: [String] = []
         while let entry = readdir(directory) {
-          let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-          }
+          let name = entryName(entry)
           if name != "." && name != ".." { names.append(name) }
         }
         closedir(directory)
