@@ -24,8 +24,12 @@ public final class HTTPClient: Sendable {
     /// The body, if any.
     public var body: [UInt8]?
     /// How long the whole exchange may take; `nil` for no limit (a stream, a large
-    /// import: a connection that goes silent for ``HTTPClient/silenceLimit`` fails anyway).
+    /// import).
     public var timeout: Duration?
+    /// How long the connection may stay silent (no byte either way) before it counts as
+    /// lost: a stream whose server sends a keep-alive every 15 s wants less than a request
+    /// the server may spend minutes on (a large import).
+    public var silenceLimit: Duration = .seconds(600)
 
     /// Creates a request.
     ///
@@ -69,8 +73,6 @@ public final class HTTPClient: Sendable {
     }
   }
 
-  /// How long a connection may stay silent (no byte either way) before it counts as lost.
-  public static let silenceLimit: Duration = .seconds(45)
   /// How long connecting may take.
   public static let connectLimit: Duration = .seconds(10)
 
@@ -78,8 +80,9 @@ public final class HTTPClient: Sendable {
   private let table: FunctionTable
   /// The easy handle, behind its lock; one transfer at a time.
   private let handle: Mutex<Handle>
-  /// The transfer under way, to cancel it from another thread.
-  private let current = Mutex<Transfer?>(nil)
+  /// The transfer under way, to cancel it from another thread, and whether ``cancel()`` was
+  /// called (which ends every later transfer at once too).
+  private let current = Mutex<(transfer: Transfer?, cancelled: Bool)>((nil, false))
   /// A file of certificate authorities to trust instead of the system's, if any.
   private let authorities: String?
 
@@ -135,9 +138,13 @@ public final class HTTPClient: Sendable {
     try withoutActuallyEscaping(onResponse) { onResponse throws(HTTPClientError) in
       try withoutActuallyEscaping(onData) { onData throws(HTTPClientError) in
         let transfer = Transfer(onResponse: onResponse, onData: onData)
-        current.withLock { $0 = transfer }
-        defer { current.withLock { $0 = nil } }
         try handle.withLock { handle throws(HTTPClientError) in
+          let cancelled = current.withLock { current in
+            current.transfer = transfer
+            return current.cancelled
+          }
+          defer { current.withLock { $0.transfer = nil } }
+          guard !cancelled else { throw HTTPClientError(.cancelled, "the transfer was cancelled") }
           try run(request, transfer, on: handle.pointer)
         }
         return Response(status: transfer.status, headers: transfer.headers, body: [])
@@ -145,10 +152,13 @@ public final class HTTPClient: Sendable {
     }
   }
 
-  /// Ends the transfer under way, if any, from any thread: it fails with
-  /// ``HTTPClientError/Kind/cancelled`` within about a second.
+  /// Ends the transfer under way, if any, and every later one, from any thread: they fail
+  /// with ``HTTPClientError/Kind/cancelled``, the one under way within about a second.
   public func cancel() {
-    current.withLock { $0?.cancelled.store(true, ordering: .relaxed) }
+    current.withLock { current in
+      current.cancelled = true
+      current.transfer?.cancelled.store(true, ordering: .relaxed)
+    }
   }
 
   private func run(_ request: Request, _ transfer: Transfer, on easy: UnsafeMutableRawPointer)
@@ -156,6 +166,9 @@ public final class HTTPClient: Sendable {
   {
     let curl = table.functions
     curl.curl_easy_reset(easy)
+    // The options point into this call's memory (the error buffer, the callbacks'
+    // context): none may outlive it.
+    defer { curl.curl_easy_reset(easy) }
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(
       capacity: Int(LISTSTORE_CURL_ERROR_SIZE))
     errorBuffer.initialize(repeating: 0, count: Int(LISTSTORE_CURL_ERROR_SIZE))
@@ -182,11 +195,15 @@ public final class HTTPClient: Sendable {
     setLong(LISTSTORE_CURLOPT_TCP_NODELAY, 1)
     setLong(LISTSTORE_CURLOPT_CONNECTTIMEOUT_MS, milliseconds(Self.connectLimit))
     setLong(LISTSTORE_CURLOPT_LOW_SPEED_LIMIT, 1)
-    setLong(LISTSTORE_CURLOPT_LOW_SPEED_TIME, Int(Self.silenceLimit.components.seconds))
+    setLong(LISTSTORE_CURLOPT_LOW_SPEED_TIME, Int(request.silenceLimit.components.seconds))
     if let timeout = request.timeout {
       setLong(LISTSTORE_CURLOPT_TIMEOUT_MS, milliseconds(timeout))
     }
-    if let authorities { setText(LISTSTORE_CURLOPT_CAINFO, authorities) }
+    if let authorities {
+      // These authorities alone: not the system's folder of them too.
+      setText(LISTSTORE_CURLOPT_CAINFO, authorities)
+      _ = liststore_curl_setopt_pointer(table, easy, LISTSTORE_CURLOPT_CAPATH, nil)
+    }
     _ = liststore_curl_setopt_pointer(
       table, easy, LISTSTORE_CURLOPT_HTTPHEADER, UnsafeRawPointer(headerList))
     _ = liststore_curl_setopt_write_function(
@@ -288,7 +305,10 @@ final class Transfer: @unchecked Sendable {
 
   /// A header line: the status line, a field, or the blank line after them.
   func header(_ line: String) -> Bool {
-    let trimmed = line.hasSuffix("\r\n") ? String(line.dropLast(2)) : line
+    // The line's end, as bytes: "\r\n" is one Character to a String.
+    var bytes = Array(line.utf8)
+    while let last = bytes.last, last == 0x0A || last == 0x0D { bytes.removeLast() }
+    let trimmed = String(decoding: bytes, as: UTF8.self)
     if trimmed.hasPrefix("HTTP/") {
       // A new response (after a 100 Continue, say) starts over.
       let parts = trimmed.split(separator: " ", maxSplits: 2)

@@ -7,6 +7,10 @@ public import Observable2D
 public import ReactiveCore
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Where an observation of a remote list stands with its server.
 public enum ConnectionState: Sendable, Equatable, CustomStringConvertible {
   /// Connecting to the change stream (at the start, or again after ``offline(reason:retryIn:)``).
@@ -85,9 +89,14 @@ public final class RemoteObservation<Metadata: Codable & Sendable, Item: Codable
   /// The `seq` of the last change the array applied.
   public var seq: Int64 { control.seq }
 
-  /// Ends the observation: the stream closes and the array's events complete.
+  /// Ends the observation: the stream closes and the array's events complete, before this
+  /// returns (unless called from one of the array's callbacks, which run on the
+  /// observation's thread: then right after the callback).
   public func stop() {
     control.stop()
+    guard !control.onObservationThread else { return }
+    control.finished.wait()
+    control.finished.signal()  // For a later stop().
   }
 }
 
@@ -95,13 +104,19 @@ public final class RemoteObservation<Metadata: Codable & Sendable, Item: Codable
 final class StreamControl: Sendable {
   private struct State {
     var seq: Int64
+    /// Whether the next connection must start from a snapshot (a resynchronisation failed).
+    var needsSnapshot = false
     var stopped = false
     var client: HTTPClient?
+    /// The observation's thread, once it runs.
+    var thread: pthread_t?
   }
 
   private let state: Mutex<State>
   /// Signalled by ``stop()``, to cut a wait short.
   let wakeUp = DispatchSemaphore(value: 0)
+  /// Signalled when the observation's thread has ended (and delivered its last event).
+  let finished = DispatchSemaphore(value: 0)
 
   init(seq: Int64) {
     state = Mutex(State(seq: seq))
@@ -112,7 +127,22 @@ final class StreamControl: Sendable {
     set { state.withLock { $0.seq = newValue } }
   }
 
+  var needsSnapshot: Bool {
+    get { state.withLock { $0.needsSnapshot } }
+    set { state.withLock { $0.needsSnapshot = newValue } }
+  }
+
   var isStopped: Bool { state.withLock { $0.stopped } }
+
+  /// Notes that the calling thread is the observation's.
+  func running() {
+    state.withLock { $0.thread = pthread_self() }
+  }
+
+  /// Whether the calling thread is the observation's (in one of its array's callbacks).
+  var onObservationThread: Bool {
+    state.withLock { $0.thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+  }
 
   /// Notes the connection a stream runs on, to cancel it; `false` when stopped already.
   func use(_ client: HTTPClient?) -> Bool {
@@ -138,12 +168,22 @@ final class StreamControl: Sendable {
 /// `@unchecked Sendable`: made on one thread and then used by the observation's thread
 /// only; what it shares (the array, the states, the control) is thread-safe.
 final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @unchecked Sendable {
+  /// How one connection to the change stream ended.
+  enum Outcome {
+    /// Lost (the reason): wait, then connect again.
+    case lost(String)
+    /// Connect again at once (after a resynchronisation).
+    case again
+    /// Do not connect again: ``ending`` says why.
+    case over
+  }
+
   let list: RemoteList<Metadata, Item>
   let array: MutableObservable2DArray<Metadata, Item>
   let states: Property<ConnectionState>
   let control: StreamControl
   private var parser = ServerSentEventParser()
-  /// Why the loop ends, once it knows: `nil` inside means the list was deleted.
+  /// Why the loop ends, once it knows: `nil` inside means the list was deleted. Set once.
   private var ending: ListStoreError??
 
   init(
@@ -161,18 +201,34 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
   /// The longest wait between two attempts to connect: a server that comes back (a
   /// restart) is found within it. An attempt at a server that is down costs it nothing.
   static var longestDelay: Duration { .seconds(1) }
+  /// How long the stream may stay silent before it counts as lost: the server sends a
+  /// keep-alive comment every 15 seconds.
+  static var silenceLimit: Duration { .seconds(45) }
+
+  /// Ends the loop for `reason` (`nil`: the list was deleted), unless it ends already.
+  private func end(_ reason: ListStoreError?) {
+    if ending == nil { ending = .some(reason) }
+  }
 
   func run() {
+    control.running()
+    defer { control.finished.signal() }
     var delay = Self.shortestDelay
-    while !control.isStopped && ending == nil {
-      let reason = follow(resetDelay: { delay = Self.shortestDelay })
-      guard ending == nil, !control.isStopped, let reason else { break }
-      states.value = .offline(reason: reason, retryIn: delay)
-      let nanoseconds =
-        delay.components.seconds * 1_000_000_000
-        + delay.components.attoseconds / 1_000_000_000
-      _ = control.wakeUp.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
-      delay = min(delay * 2, Self.longestDelay)
+    loop: while !control.isStopped && ending == nil {
+      switch follow(resetDelay: { delay = Self.shortestDelay }) {
+      case .over:
+        break loop
+      case .again:
+        delay = Self.shortestDelay
+      case .lost(let reason):
+        guard ending == nil, !control.isStopped else { break loop }
+        states.value = .offline(reason: reason, retryIn: delay)
+        let nanoseconds =
+          delay.components.seconds * 1_000_000_000
+          + delay.components.attoseconds / 1_000_000_000
+        _ = control.wakeUp.wait(timeout: .now() + .nanoseconds(Int(nanoseconds)))
+        delay = min(delay * 2, Self.longestDelay)
+      }
     }
     switch ending {
     case .some(.some(let error)):
@@ -184,29 +240,32 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
     }
   }
 
-  /// One connection to the change stream, until it ends; returns why it ended when the
-  /// loop should connect again, `nil` when it should not (``ending`` says why).
-  private func follow(resetDelay: () -> Void) -> String? {
+  /// One connection to the change stream, until it ends.
+  private func follow(resetDelay: () -> Void) -> Outcome {
     if states.value != .resynchronising { states.value = .connecting }
     let repository = list.repository
     let client: HTTPClient
     do {
       client = try repository.connection()
     } catch {
-      ending = .some(error)
-      return nil
+      end(error)
+      return .over
     }
-    guard control.use(client) else { return nil }
+    guard control.use(client) else { return .over }
     defer { _ = control.use(nil) }
     parser = ServerSentEventParser()
+    // From where the array is; or, after a failed resynchronisation, from a snapshot.
     let seq = control.seq
+    let fresh = control.needsSnapshot
     var status = 0
-    var failure: String?
+    var outcome: Outcome?
     var body: [UInt8] = []
-    let request = HTTPClient.Request(
-      method: "GET", url: repository.location + list.path + "/changes?after=\(seq)",
-      headers: [("Accept", "text/event-stream"), ("Last-Event-ID", "\(seq)")]
-        + repository.authorization)
+    var request = HTTPClient.Request(
+      method: "GET",
+      url: repository.location + list.path + "/changes" + (fresh ? "" : "?after=\(seq)"),
+      headers: [("Accept", "text/event-stream")]
+        + (fresh ? [] : [("Last-Event-ID", "\(seq)")]) + repository.authorization)
+    request.silenceLimit = Self.silenceLimit
     do {
       try client.stream(
         request,
@@ -214,7 +273,7 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
           status = code
           guard code == 200 else { return true }  // Read the error body.
           resetDelay()
-          self.states.value = .online
+          if self.states.value != .resynchronising { self.states.value = .online }
           return true
         },
         onData: { bytes in
@@ -223,86 +282,102 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
             return true
           }
           for event in self.parser.feed(bytes) {
-            if let problem = self.handle(event) {
-              failure = problem
+            // Nothing after what ends the stream, or the observation, is applied.
+            if let result = self.handle(event) {
+              outcome = result
               return false
             }
           }
-          return self.ending == nil && !self.control.isStopped
+          return !self.control.isStopped
         })
     } catch {
-      return repository.transportError(error).description
+      return .lost(repository.transportError(error).description)
     }
-    guard ending == nil else { return nil }
+    if ending != nil { return .over }
+    if let outcome { return outcome }
     if status != 200 && status != 0 {
       let response = HTTPClient.Response(status: status, headers: [:], body: body)
       switch status {
       case 404:
-        ending = .some(nil)  // The list was deleted while the stream was closed.
-        return nil
+        end(nil)  // The list was deleted while the stream was closed.
+        return .over
       case 401, 403:
-        ending = .some(repository.error(for: response))
-        return nil
+        end(repository.error(for: response))
+        return .over
       default:
-        return RemoteRepository.message(of: response)
+        return .lost(RemoteRepository.message(of: response))
       }
     }
-    return failure ?? "the server closed the change stream"
+    return .lost("the server closed the change stream")
   }
 
-  /// Applies one event; returns why the stream must be opened again, if it must.
-  private func handle(_ event: ServerSentEvent) -> String? {
+  /// Applies one event; returns how the stream ends when it must end here.
+  private func handle(_ event: ServerSentEvent) -> Outcome? {
     switch event.name {
     case "changes":
-      guard let id = event.id, let seq = Int64(id) else { return "a change came without its seq" }
+      guard let id = event.id, let seq = Int64(id) else {
+        return .lost("a change came without its seq")
+      }
+      let changeset: Changeset<Metadata, Item>
       do {
-        let raw = try WireFormat.changeset(Array(event.data.utf8))
-        let changeset = try Self.typed(raw)
-        // The position first, so that whoever sees the event sees it too.
-        control.seq = seq
-        array.setVersion(seq)
-        try array.apply(changeset)
+        changeset = try Self.typed(try WireFormat.changeset(Array(event.data.utf8)))
       } catch let error as ListStoreError {
-        ending = .some(error)
+        end(error)
+        return .over
       } catch {
-        // The change does not fit the array: start again from a snapshot.
+        return resynchronise()
+      }
+      // The position first, so that whoever sees the event sees it too; back if the
+      // change does not fit the array, which then starts again from a snapshot.
+      let previous = control.seq
+      control.seq = seq
+      array.setVersion(seq)
+      do {
+        try array.apply(changeset)
+      } catch {
+        control.seq = previous
         return resynchronise()
       }
       return nil
     case "snapshot", "reset":
       if event.name == "reset" { states.value = .resynchronising }
       do {
-        let snapshot = try WireFormat.snapshot(Array(event.data.utf8))
-        try apply(snapshot)
+        try apply(try WireFormat.snapshot(Array(event.data.utf8)))
       } catch let error as ListStoreError {
-        ending = .some(error)
+        end(error)
+        return .over
       } catch {
-        return "the server sent a snapshot that cannot be read: \(error)"
+        return .lost("the server sent a snapshot that cannot be read: \(error)")
       }
+      control.needsSnapshot = false
       states.value = .online
       return nil
     case "deleted":
-      ending = .some(nil)
-      return nil
+      end(nil)
+      return .over
+    case "error":
+      // A slow consumer: the server ends the stream; resume where the array is.
+      return .lost("the server ended the stream: \(event.data)")
     default:
-      // `error` (a slow consumer) is followed by the end of the stream; others are new.
-      return event.name == "error" ? "the server ended the stream: \(event.data)" : nil
+      return nil
     }
   }
 
-  /// Brings the array to the list as it is now, in one changeset.
-  private func resynchronise() -> String? {
+  /// Brings the array to the list as it is now, in one changeset, and connects again from
+  /// there; if that fails, the next connection starts from a snapshot.
+  private func resynchronise() -> Outcome {
     states.value = .resynchronising
     do {
       try apply(try list.snapshotNow())
     } catch {
       if case .listNotFound = error {
-        ending = .some(nil)
-        return nil
+        end(nil)
+        return .over
       }
-      return error.description
+      control.needsSnapshot = true
+      return .lost(error.description)
     }
-    return "resynchronised"
+    return .again
   }
 
   private func apply(_ snapshot: WireFormat.Snapshot) throws(ListStoreError) {

@@ -160,7 +160,7 @@ public final class RemoteRepository: Sendable {
     } catch {
       throw transportError(error)
     }
-    idle.withLock { $0.append(client) }
+    keep(client)
     guard status == 200 else {
       let response = HTTPClient.Response(status: status, headers: [:], body: failure)
       throw .server(location: location, message: Self.message(of: response))
@@ -172,16 +172,26 @@ public final class RemoteRepository: Sendable {
     token.map { [("Authorization", "Bearer \($0)")] } ?? []
   }
 
+  /// How many idle connections are kept for later requests.
+  static let idleLimit = 4
+
   /// Performs a request on an idle connection, or a new one.
   private func perform(_ request: HTTPClient.Request) throws(ListStoreError) -> HTTPClient.Response
   {
     let client = try connection()
     do {
       let response = try client.perform(request)
-      idle.withLock { $0.append(client) }
+      keep(client)
       return response
     } catch {
-      throw transportError(error)
+      throw transportError(error, writing: request.method != "GET" && request.method != "HEAD")
+    }
+  }
+
+  /// Keeps a connection for the next request, unless enough are kept.
+  private func keep(_ client: HTTPClient) {
+    idle.withLock { idle in
+      if idle.count < Self.idleLimit { idle.append(client) }
     }
   }
 
@@ -195,12 +205,20 @@ public final class RemoteRepository: Sendable {
     }
   }
 
-  /// The error users see for a failed exchange.
-  package func transportError(_ error: HTTPClientError) -> ListStoreError {
+  /// The error users see for a failed exchange. A write whose connection broke before the
+  /// answer may or may not have been made: the error says so.
+  package func transportError(_ error: HTTPClientError, writing: Bool = false) -> ListStoreError {
     switch error.kind {
-    case .unavailable: .notSupported(error.description)
-    case .connectionLost, .timedOut, .cancelled: .connectionLost(location: location)
-    case .unreachable, .other: .serverUnreachable(location: location, reason: error.description)
+    case .unavailable: return .notSupported(error.description)
+    case .connectionLost, .timedOut, .cancelled:
+      guard writing else { return .connectionLost(location: location) }
+      return .server(
+        location: location,
+        message:
+          "the connection broke before the answer came (\(error.description)): the change may "
+          + "or may not have been made; read the list to see")
+    case .unreachable, .other:
+      return .serverUnreachable(location: location, reason: error.description)
     }
   }
 
@@ -243,14 +261,15 @@ public final class RemoteRepository: Sendable {
 }
 
 /// `text` percent-encoded for a path segment or a query value: everything but unreserved
-/// characters (RFC 3986).
+/// characters (RFC 3986), and `.` too, so that a list named `.` or `..` is not a dot
+/// segment that the URL's path would lose.
 package func percentEncoded(_ text: String) -> String {
   var encoded = ""
   for byte in text.utf8 {
     switch byte {
     case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-      UInt8(ascii: "_"), UInt8(ascii: "~"):
+      UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+      UInt8(ascii: "~"):
       encoded.unicodeScalars.append(Unicode.Scalar(byte))
     default:
       let hex = Array("0123456789ABCDEF".utf8)

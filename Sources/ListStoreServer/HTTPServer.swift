@@ -309,7 +309,8 @@ final class HTTPServer: @unchecked Sendable {
   var isTLS: Bool { tls != nil }
 
   static let reasons: [Int: String] = [
-    200: "OK", 201: "Created", 204: "No Content", 304: "Not Modified", 400: "Bad Request",
+    200: "OK", 201: "Created", 204: "No Content", 303: "See Other", 304: "Not Modified",
+    400: "Bad Request",
     401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
     409: "Conflict", 411: "Length Required", 412: "Precondition Failed",
     413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
@@ -396,7 +397,7 @@ final class HTTPServer: @unchecked Sendable {
     let input = ev.evhttp_request_get_input_headers(request)
     for name in [
       "authorization", "content-type", "accept", "last-event-id", "if-match", "cookie",
-      "content-length", "transfer-encoding",
+      "content-length", "transfer-encoding", "x-requested-with",
     ] {
       if let value = ev.evhttp_find_header(input, name) { headers[name] = String(cString: value) }
     }

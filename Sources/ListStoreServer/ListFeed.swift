@@ -102,7 +102,8 @@ final class ListFeed: @unchecked Sendable {
     loop.execute { for subscriber in subscribers { subscriber.feed(self, sent: change) } }
   }
 
-  private func end(_ end: FeedEnd) {
+  /// Ends the feed: its subscribers are told, and it sends nothing more.
+  func end(_ end: FeedEnd) {
     let subscribers = state.withLock { state -> [any FeedSubscriber] in
       guard state.ended == nil else { return [] }
       state.ended = end

@@ -327,7 +327,20 @@ public final class ListServer: @unchecked Sendable {
         token = String(parts[1]).trimmingSpaces()
       }
     }
-    token = token ?? request.query["access_token"] ?? Self.cookie(request)
+    token = token ?? request.query["access_token"]
+    if token == nil, let cookie = Self.cookie(request) {
+      // A cookie goes with any request the browser sends, whichever page asked: a write
+      // must also carry a header that only a script of this origin can add (another
+      // origin's would need a preflight, which this server does not grant).
+      if request.method != "GET" && request.method != "HEAD"
+        && request.headers["x-requested-with"] != "liststore"
+      {
+        throw APIFailure(
+          403, "forbidden",
+          "a write authorized by the page's cookie needs 'X-Requested-With: liststore'")
+      }
+      token = cookie
+    }
     guard let token else {
       throw APIFailure(
         401, "unauthorized", "this server needs a token: send 'Authorization: Bearer TOKEN'",
@@ -450,6 +463,9 @@ public final class ListServer: @unchecked Sendable {
     }
     let list = try list(name)
     let seq = try written(request, list) { try repository.renameList(name, to: newName) }.seq
+    // No list has the old name any more: its streams end as a deletion's do, and its feed
+    // (which follows the list by id) goes, so that a new list of that name gets its own.
+    feeds.withLock { $0.removeValue(forKey: name) }?.end(.deleted)
     return .json(200, "{\"list\":" + JSONText.quote(newName) + ",\"seq\":\(seq)}")
   }
 

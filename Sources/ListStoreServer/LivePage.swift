@@ -70,11 +70,15 @@ enum LivePage {
       for (const child of children) if (child != null) node.append(child);
       return node;
     }
-    function path(name) { return "/v1/lists/" + encodeURIComponent(name); }
+    // A name as a path segment; "." too, so that "." and ".." stay names.
+    function segment(name) { return encodeURIComponent(name).replace(/\\./g, "%2E"); }
+    function path(name) { return "/v1/lists/" + segment(name); }
     async function api(method, url, body) {
+      const headers = { "X-Requested-With": "liststore" };
+      if (body !== undefined) headers["Content-Type"] = "application/json";
       const response = await fetch(url, {
-        method, headers: body === undefined ? {} : { "Content-Type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin" });
+        method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body) });
       if (!response.ok) {
         let message = response.status + " " + response.statusText;
         try { message = (await response.json()).error || message; } catch (_) {}
@@ -104,11 +108,11 @@ enum LivePage {
         const name = form.querySelector("input").value.trim();
         if (!name) return;
         await api("PUT", path(name));
-        location.href = "/lists/" + encodeURIComponent(name);
+        location.href = "/lists/" + segment(name);
       };
       main.replaceChildren(element("h1", {}, "Lists"),
         lists.length ? element("nav", { className: "lists" }, ...lists.map(list => element("a",
-          { href: "/lists/" + encodeURIComponent(list.name) },
+          { href: "/lists/" + segment(list.name) },
           list.name + " — " + list.sections + " sections, " + list.items + " items")))
           : element("p", { className: "muted" }, "No lists yet."), form);
       setStatus(lists.length + " lists");
@@ -116,11 +120,14 @@ enum LivePage {
 
     // MARK: One list, live
 
-    function follow(name) {
+    // Follows the list's change stream: from a snapshot, or after `after` (a resumption).
+    function follow(name, after) {
       state.name = name;
       document.title = name + " — ListStore";
+      if (state.source) state.source.close();
       setStatus("connecting…");
-      const source = new EventSource(path(name) + "/changes");
+      const source = new EventSource(
+        path(name) + "/changes" + (after == null ? "" : "?after=" + after));
       state.source = source;
       const start = event => {
         const snapshot = JSON.parse(event.data);
@@ -132,25 +139,55 @@ enum LivePage {
       source.addEventListener("snapshot", start);
       source.addEventListener("reset", start);
       source.addEventListener("changes", event => {
-        const changed = apply(JSON.parse(event.data));
+        let changed;
+        try {
+          changed = apply(JSON.parse(event.data));
+        } catch (_) {
+          follow(name);  // The change does not fit what is shown: start from a snapshot.
+          return;
+        }
         state.seq = Number(event.lastEventId);
         render(changed);
         setStatus("live");
       });
       source.addEventListener("deleted", () => {
         source.close();
-        main.replaceChildren(element("h1", {}, name), element("p", {}, "This list was deleted."),
-          element("a", { href: "/" }, "All lists"));
-        setStatus("deleted");
+        showDeleted(name);
       });
       source.onopen = () => setStatus("live");
       source.onerror = () => {
-        if (source.readyState === EventSource.CLOSED) {
-          setStatus("disconnected: open the page with ?access_token=TOKEN if the server needs one", true);
-        } else {
-          setStatus("offline: reconnecting…", true);
-        }
+        setStatus("offline: reconnecting…", true);
+        // The browser tries again by itself after a lost connection, but not after an
+        // answer other than 200 (a server stopping): then the page does, from state.seq.
+        if (source.readyState === EventSource.CLOSED) setTimeout(() => resume(name), 1000);
       };
+    }
+
+    async function resume(name) {
+      if (state.source && state.source.readyState !== EventSource.CLOSED) return;
+      let response;
+      try {
+        response = await fetch(path(name), { credentials: "same-origin" });
+      } catch (_) {
+        setTimeout(() => resume(name), 1000);
+        return;
+      }
+      if (response.status === 404) return showDeleted(name);
+      if (response.status === 401 || response.status === 403) {
+        setStatus("this server needs a token: open the page once with ?access_token=TOKEN", true);
+        return;
+      }
+      if (!response.ok) {
+        setTimeout(() => resume(name), 1000);
+        return;
+      }
+      follow(name, state.seq);
+    }
+
+    function showDeleted(name) {
+      main.replaceChildren(element("h1", {}, name), element("p", {}, "This list was deleted."),
+        element("a", { href: "/" }, "All lists"));
+      setStatus("deleted");
     }
 
     // Applies a changeset (docs/changesets.md) to the state; returns the ids it touched.
@@ -270,7 +307,7 @@ enum LivePage {
       list.ondrop = event => {
         event.preventDefault();
         const id = event.dataTransfer.getData("text/plain");
-        if (event.target === list) move(id, { section: section.id });
+        if (event.target === list && /^\\d+$/.test(id)) move(id, { section: section.id });
       };
       node.append(list);
       if (section.footer != null) node.append(element("p", { className: "footer" }, section.footer));
@@ -321,7 +358,7 @@ enum LivePage {
         event.stopPropagation();
         node.classList.remove("drop");
         const id = event.dataTransfer.getData("text/plain");
-        if (id && Number(id) !== item.id) move(id, { before: item.id });
+        if (/^\\d+$/.test(id) && Number(id) !== item.id) move(id, { before: item.id });
       };
       return node;
     }
@@ -346,7 +383,11 @@ enum LivePage {
         if (event.key !== "Enter") return;
         event.preventDefault();
         input.removeAttribute("data-editing");
-        await save(input.value);
+        try {
+          await save(input.value);
+        } catch (_) {
+          render(new Set());  // The status line says why.
+        }
       };
     }
 
@@ -360,10 +401,18 @@ enum LivePage {
         });
     }
 
+    // A new header; metadata of another shape keeps its other fields.
     function editTitle(node, section) {
       editInPlace(node.querySelector("h2"), section.header || "", "New header", "s" + section.id,
-        text => api("PATCH", path(state.name) + "/sections/" + section.id,
-          { header: text, footer: section.footer }));
+        text => {
+          let body = { header: text, footer: section.footer };
+          if ("metadata" in section) {
+            const old = section.metadata;
+            const object = old !== null && typeof old === "object" && !Array.isArray(old);
+            body = { metadata: object ? Object.assign({}, old, { header: text }) : text };
+          }
+          return api("PATCH", path(state.name) + "/sections/" + section.id, body);
+        });
     }
 
     const route = location.pathname.match(/^\\/lists\\/(.+)$/);

@@ -69,8 +69,15 @@ import Testing
       ["import", "pantry", "@edited.json", "--replace"],
       ["import", "fresh", "@edited.json", "--replace"],
       ["show", "pantry"], ["list", "rename", "pantry", "larder"],
-      ["list", "rename", "nowhere", "x"],
+      // The old name is no list's any more, and can be a new list's.
+      ["show", "pantry"], ["export", "pantry"], ["show", "larder"],
+      ["list", "create", "pantry"], ["show", "pantry"], ["list", "rename", "nowhere", "x"],
       ["list", "rm", "larder"], ["list", "rm", "larder"], ["show", "groceries"], ["lists"],
+      // Names that are dot segments in a path, and none.
+      ["list", "create", "."], ["section", "add", ".", "S"], ["item", "add", ".", "0", "v"],
+      ["show", "."], ["import", "..", "@pantry.json"], ["show", ".."], ["export", ".."],
+      ["show", ""], ["export", ""], ["item", "add", "", "0", "v"], ["import", "", "@pantry.json"],
+      ["list", "rm", "."], ["lists"],
     ]
     let files = [
       "ops.jsonl": """

@@ -1,3 +1,4 @@
+import CurlKit
 import Foundation
 import ListStore
 import ListStoreClient
@@ -220,5 +221,38 @@ func isOffline(_ state: ConnectionState) -> Bool {
       if seen.count == 2 { break }
     }
     #expect(seen == ["Oslo", "Lund"])
+  }
+}
+
+/// The live page's cookie authorizes reads, and writes only with the header its script
+/// adds: a page of another origin cannot add it without a preflight the server refuses.
+@Suite struct CookieTests {
+  @Test func aCookieWritesOnlyWithThePagesHeader() throws {
+    let server = try TestServer(tokens: try .init(parsing: "secret write", file: "tokens"))
+    defer { server.remove() }
+    try server.repository.createList("l")
+    let client = try HTTPClient()
+    let cookie = ("Cookie", "liststore_token=secret")
+    let read = try client.perform(
+      .init(method: "GET", url: server.url + "/v1/lists", headers: [cookie]))
+    #expect(read.status == 200)
+    let body = Array("{\"header\":\"S\",\"footer\":null}".utf8)
+    let json = ("Content-Type", "application/json")
+    let forged = try client.perform(
+      .init(
+        method: "POST", url: server.url + "/v1/lists/l/sections", headers: [cookie, json],
+        body: body))
+    #expect(forged.status == 403)
+    let fromThePage = try client.perform(
+      .init(
+        method: "POST", url: server.url + "/v1/lists/l/sections",
+        headers: [cookie, json, ("X-Requested-With", "liststore")], body: body))
+    #expect(fromThePage.status == 201)
+    // The page's address with a token sets the cookie and sends the browser on without it.
+    let landing = try client.perform(
+      .init(method: "GET", url: server.url + "/lists/l?access_token=secret"))
+    #expect(landing.status == 303)
+    #expect(landing.headers["location"] == "/lists/l")
+    #expect(landing.headers["set-cookie"]?.contains("HttpOnly; SameSite=Strict") == true)
   }
 }

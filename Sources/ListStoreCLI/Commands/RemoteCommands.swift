@@ -60,8 +60,11 @@ enum RemoteCommands {
     return response
   }
 
-  static func listPath(_ invocation: Invocation, argument: String = "LIST") -> String {
-    RemoteRepository.listPath(invocation.argument(argument))
+  /// The path of the list the command names; no list is named "".
+  static func listPath(_ invocation: Invocation, argument: String = "LIST") throws -> String {
+    let name = invocation.argument(argument)
+    guard !name.isEmpty else { throw ListStoreError.listNotFound(name: name) }
+    return RemoteRepository.listPath(name)
   }
 
   // MARK: Lists
@@ -74,7 +77,7 @@ enum RemoteCommands {
   private static func createList(_ invocation: Invocation, _ context: Context) throws {
     let name = invocation.argument("NAME")
     guard !name.isEmpty else { throw ListStoreError.emptyName }
-    _ = try send(context, "PUT", listPath(invocation, argument: "NAME"), expecting: [201])
+    _ = try send(context, "PUT", try listPath(invocation, argument: "NAME"), expecting: [201])
     context.out.line("created list \(quoted(name))")
   }
 
@@ -165,6 +168,7 @@ enum RemoteCommands {
   private static func importList(_ invocation: Invocation, _ context: Context) throws {
     let name = invocation.argument("LIST")
     let path = invocation.argument("FILE")
+    guard !name.isEmpty else { throw ListStoreError.emptyName }
     // The file is read and checked here, so that its errors are the local command's.
     let body = try readWhole(path) { ListStoreError.invalidImport("cannot read \(path): \($0)") }
     var counts = CountingSink()

@@ -223,10 +223,11 @@ enum WatchCommand {
       }
       signals.cancel()
     }
+    // A key or a signal that ended the screen is a stop like a signal; what stopping
+    // itself ends (a remote observation completes its array) comes too late to count.
+    let reason = timedOut ? .timeout : (ending.withLock { $0 } ?? .signal)
     // No more deliveries from the feed's threads while this one prints and exits.
     try stop()
-    // A key or a signal that ended the screen is a stop like a signal.
-    let reason = timedOut ? .timeout : (ending.withLock { $0 } ?? .signal)
     printLock.withLock { _ in
       printer.end()
       out.flush()

@@ -225,8 +225,13 @@ final class DerivationLink<D: Derivation>: @unchecked Sendable {
           let (changeset, complete) = state.derivation.derive(event.changeset, into: &sections)
           changesets.append(changeset)
           if !complete {
-            // The derivation lost track (a defect): start again from the source's state.
-            changesets.append(rebuild(&state.derivation, &sections, from: event.sections))
+            // The derivation lost track (a defect): the state reached so far goes out with
+            // its changeset, then the source's state derived again, with the difference.
+            targetState.sections = sections
+            targetState.version = event.version
+            Observable2DArray<D.Metadata, D.Item>.enqueue(
+              changeset, in: &targetState, silent: event.isSilent)
+            changesets = [rebuild(&state.derivation, &sections, from: event.sections)]
           }
         } else {
           var items = Set<Int64>()

@@ -22,7 +22,8 @@ public import FoundationEssentials
 /// **Threading.** Its events are delivered on the thread that delivers the source's, as
 /// part of that delivery: a write to the source returns after the filtered array's
 /// subscribers received its event too (see ``Observable2DArray``). The predicate runs
-/// there, one call at a time. ``setPredicate(_:)`` takes effect in order with the source's
+/// there, one call at a time, while this array's state is locked: it must not read this
+/// array (the source, or anything else, it may). ``setPredicate(_:)`` takes effect in order with the source's
 /// events: before it returns, unless called from inside a delivery, which it then follows.
 /// The array keeps its source alive.
 public final class FilteredObservable2DArray<Metadata, Item>: Observable2DArray<Metadata, Item> {
