@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import ListStore
 import PostgreSQLKit
 import ReactiveCore
@@ -95,8 +95,10 @@ struct PostgreSQLEngine: StorageEngine {
   {
     // One line, whatever libpq put in its message.
     let reason = error.message.split(whereSeparator: \.isNewline)
-      .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-      .joined(separator: " ")
+      .map { line in
+        String(line.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+      }
+      .filter { !$0.isEmpty }.joined(separator: " ")
     switch error.kind {
     case .serverUnreachable: return .serverUnreachable(location: location, reason: reason)
     case .authenticationFailed: return .authenticationFailed(location: location)

@@ -1,5 +1,4 @@
 import Dispatch
-import Foundation
 import ListStore
 import PostgreSQLKit
 import ReactiveCore
@@ -39,9 +38,9 @@ final class Listener: ChangeWatch, @unchecked Sendable {
     self.onChange = onChange
     self.status = status
     interrupter = try PGWaitInterrupter()
-    let thread = Thread { [self] in run() }
-    thread.name = "liststore.listener"
-    thread.start()
+    // A thread of its own (it blocks in poll for as long as it listens): a serial queue's
+    // one work item, so that no Foundation Thread is needed (the CLI links no Foundation).
+    DispatchQueue(label: "liststore.listener").async { [self] in run() }
   }
 
   func cancel() {
