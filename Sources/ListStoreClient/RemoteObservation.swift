@@ -391,49 +391,13 @@ final class Follower<Metadata: Codable & Sendable, Item: Codable & Sendable>: @u
   static func typed(_ raw: Changeset<RawJSON, RawJSON>) throws(ListStoreError)
     -> Changeset<Metadata, Item>
   {
-    typealias List = RemoteList<Metadata, Item>
-    var result = Changeset<Metadata, Item>()
-    for entry in raw.deletedSections {
-      result.deletedSections.append(.init(index: entry.index, id: entry.id))
-    }
-    for entry in raw.insertedSections {
-      var items = ItemList<Item>()
-      for item in entry.items.entries {
-        items.append(try List.value(Item.self, from: item.value), id: item.id)
-      }
-      result.insertedSections.append(
-        .init(
-          index: entry.index, id: entry.id,
-          metadata: try List.value(Metadata.self, from: entry.metadata), items: items))
-    }
-    for entry in raw.movedSections {
-      result.movedSections.append(
-        .init(
-          from: entry.from, to: entry.to, id: entry.id,
-          metadata: try List.value(Metadata.self, from: entry.metadata)))
-    }
-    for entry in raw.updatedSections {
-      result.updatedSections.append(
-        .init(
-          index: entry.index, id: entry.id,
-          metadata: try List.value(Metadata.self, from: entry.metadata)))
-    }
-    for entry in raw.deletedItems { result.deletedItems.append(.init(at: entry.at, id: entry.id)) }
-    for entry in raw.insertedItems {
-      result.insertedItems.append(
-        .init(at: entry.at, id: entry.id, value: try List.value(Item.self, from: entry.value)))
-    }
-    for entry in raw.movedItems {
-      result.movedItems.append(
-        .init(
-          from: entry.from, to: entry.to, id: entry.id,
-          value: try List.value(Item.self, from: entry.value)))
-    }
-    for entry in raw.updatedItems {
-      result.updatedItems.append(
-        .init(at: entry.at, id: entry.id, value: try List.value(Item.self, from: entry.value)))
-    }
-    return result
+    try raw.mapValues(
+      metadata: { _, json throws(ListStoreError) in
+        try RemoteList<Metadata, Item>.value(Metadata.self, from: json)
+      },
+      item: { _, json throws(ListStoreError) in
+        try RemoteList<Metadata, Item>.value(Item.self, from: json)
+      })
   }
 }
 

@@ -359,8 +359,7 @@ final class StoredListObserver<Metadata: Codable, Item: Codable>: @unchecked Sen
   /// A changeset of stored JSON text, with its metadata and values decoded.
   @inlinable
   func typed(_ raw: Changeset<String, String>) throws -> Changeset<Metadata, Item> {
-    try Self.converting(
-      raw,
+    try raw.mapValues(
       metadata: { id, json in
         var json = json
         return try json.withUTF8 { try decodeMetadata($0, id) }
@@ -369,55 +368,6 @@ final class StoredListObserver<Metadata: Codable, Item: Codable>: @unchecked Sen
         var json = json
         return try json.withUTF8 { try decodeItem($0, id) }
       })
-  }
-
-  /// `changeset` with its metadata and values replaced by `metadata(id, old)` and
-  /// `item(id, old)`; indexes and ids stay.
-  @inlinable
-  static func converting<OldMetadata, OldItem>(
-    _ changeset: Changeset<OldMetadata, OldItem>, metadata: (Int64, OldMetadata) throws -> Metadata,
-    item: (Int64, OldItem) throws -> Item
-  ) throws -> Changeset<Metadata, Item> {
-    var result = Changeset<Metadata, Item>()
-    result.deletedSections = changeset.deletedSections.map { .init(index: $0.index, id: $0.id) }
-    for section in changeset.insertedSections {
-      var items = ItemList<Item>()
-      items.reserveCapacity(section.items.count)
-      for entry in section.items.entries {
-        items.append(try item(entry.id, entry.value), id: entry.id)
-      }
-      result.insertedSections.append(
-        .init(
-          index: section.index, id: section.id,
-          metadata: try metadata(section.id, section.metadata),
-          items: items))
-    }
-    for section in changeset.movedSections {
-      result.movedSections.append(
-        .init(
-          from: section.from, to: section.to, id: section.id,
-          metadata: try metadata(section.id, section.metadata)))
-    }
-    for section in changeset.updatedSections {
-      result.updatedSections.append(
-        .init(
-          index: section.index, id: section.id, metadata: try metadata(section.id, section.metadata)
-        ))
-    }
-    result.deletedItems = changeset.deletedItems.map { .init(at: $0.at, id: $0.id) }
-    for entry in changeset.insertedItems {
-      result.insertedItems.append(
-        .init(at: entry.at, id: entry.id, value: try item(entry.id, entry.value)))
-    }
-    for entry in changeset.movedItems {
-      result.movedItems.append(
-        .init(from: entry.from, to: entry.to, id: entry.id, value: try item(entry.id, entry.value)))
-    }
-    for entry in changeset.updatedItems {
-      result.updatedItems.append(
-        .init(at: entry.at, id: entry.id, value: try item(entry.id, entry.value)))
-    }
-    return result
   }
 
   /// Reads the whole list again; with `diff`, the work is the difference to what the
@@ -446,8 +396,7 @@ final class StoredListObserver<Metadata: Codable, Item: Codable>: @unchecked Sen
       metadataByID[section.id] = section.metadata
       for entry in section.items.entries { valueByID[entry.id] = entry.value }
     }
-    return try Self.converting(
-      hashed,
+    return try hashed.mapValues(
       metadata: { id, _ in
         guard let metadata = metadataByID[id] else {
           throw NeedsReload(reason: "section \(id) missing")

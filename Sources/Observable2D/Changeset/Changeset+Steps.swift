@@ -92,7 +92,7 @@ extension Changeset {
     let deletedIndexes = deletedSections.map(\.index).sorted()
     var waiting = Waiting()
     for (entry, move) in movedSections.enumerated() {
-      waiting.add(position: move.from - countBelow(move.from, in: deletedIndexes), key: entry)
+      waiting.add(position: move.from - deletedIndexes.sortedIndex(of: move.from), key: entry)
     }
     var sectionTargets = insertedSections.indices.map {
       (insertedSections[$0].index, StepTarget.inserted($0))
@@ -123,7 +123,7 @@ extension Changeset {
     itemSource.reserveCapacity(movedItems.count)
     for (entry, move) in movedItems.enumerated() {
       let section = newSectionIndex(move.from[0])
-      let row = move.from[1] - countBelow(move.from[1], in: deletedRows[move.from[0]] ?? [])
+      let row = move.from[1] - (deletedRows[move.from[0]] ?? []).sortedIndex(of: move.from[1])
       waitingItems[section, default: Waiting()].add(position: row, key: entry)
       itemSource.append(section)
     }
@@ -160,7 +160,7 @@ extension Changeset {
     return { old in
       if let to = movedTo[old] { return to }
       // The rank-th index of the new state that no inserted or moved section takes.
-      var index = old - countBelow(old, in: removed)
+      var index = old - removed.sortedIndex(of: old)
       for taken in placed {
         if taken <= index { index += 1 } else { break }
       }
@@ -173,17 +173,6 @@ extension Changeset {
 private enum StepTarget {
   case inserted(Int)
   case moved(Int)
-}
-
-/// How many of the sorted `values` are below `value`.
-private func countBelow(_ value: Int, in values: [Int]) -> Int {
-  var low = 0
-  var high = values.count
-  while low < high {
-    let middle = (low + high) / 2
-    if values[middle] < value { low = middle + 1 } else { high = middle }
-  }
-  return low
 }
 
 /// The moved things of one section (or of the list of sections) that have not been placed

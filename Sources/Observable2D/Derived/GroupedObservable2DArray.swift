@@ -140,13 +140,7 @@ struct GroupDerivation<SourceMetadata, Item, Key: Comparable & Hashable>: StepDe
   /// The index of `key`'s section, or where it would go.
   @inlinable
   func index(of key: Key) -> Int {
-    var low = 0
-    var high = keys.count
-    while low < high {
-      let middle = (low + high) / 2
-      if keys[middle] < key { low = middle + 1 } else { high = middle }
-    }
-    return low
+    keys.sortedIndex(of: key)
   }
 
   /// Puts item `id` in its group, at its place in the source order; makes the group's

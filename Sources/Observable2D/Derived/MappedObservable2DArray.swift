@@ -63,29 +63,7 @@ struct MapDerivation<Metadata, SourceItem, Item>: Derivation {
   mutating func derive(_ changeset: SourceChangeset, into sections: inout [Section])
     -> (changeset: Changeset<Metadata, Item>, complete: Bool)
   {
-    let result = Changeset<Metadata, Item>(
-      deletedSections: changeset.deletedSections.map { .init(index: $0.index, id: $0.id) },
-      insertedSections: changeset.insertedSections.map { inserted in
-        .init(
-          index: inserted.index, id: inserted.id, metadata: inserted.metadata,
-          items: mapped(inserted.section).items)
-      },
-      movedSections: changeset.movedSections.map {
-        .init(from: $0.from, to: $0.to, id: $0.id, metadata: $0.metadata)
-      },
-      updatedSections: changeset.updatedSections.map {
-        .init(index: $0.index, id: $0.id, metadata: $0.metadata)
-      },
-      deletedItems: changeset.deletedItems.map { .init(at: $0.at, id: $0.id) },
-      insertedItems: changeset.insertedItems.map {
-        .init(at: $0.at, id: $0.id, value: transform($0.value))
-      },
-      movedItems: changeset.movedItems.map {
-        .init(from: $0.from, to: $0.to, id: $0.id, value: transform($0.value))
-      },
-      updatedItems: changeset.updatedItems.map {
-        .init(at: $0.at, id: $0.id, value: transform($0.value))
-      })
+    let result = changeset.mapValues(metadata: { $1 }, item: { transform($1) })
     result.applyWithoutValidation(to: &sections)
     return (result, true)
   }
