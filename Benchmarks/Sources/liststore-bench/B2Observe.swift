@@ -37,11 +37,13 @@ enum ObserveBenchmark {
     var results: [(size: Int, samples: [Operation: [Double]])] = []
     var floors: [Double] = []
     var operationFloors: (samples: [Operation: [Double]], error: String?) = ([:], nil)
+    var steps: [String: [Double]] = [:]
     for size in sizes {
       let measured = try measure(
-        size: size, rounds: options.quick ? 100 : 300, scratch: scratch)
+        size: size, rounds: options.b2Rounds ?? (options.quick ? 100 : 300), scratch: scratch)
       results.append((size, measured.samples))
       floors = measured.floor
+      steps = measured.steps
       // The last size's floors; the first failure at any size.
       operationFloors = (
         measured.operationFloors.samples, operationFloors.error ?? measured.operationFloors.error
@@ -84,8 +86,8 @@ enum ObserveBenchmark {
         size: last.size))
     rows.append(
       schemaCostRow(
-        floors: operationFloors.samples, updateFloor: floors, error: operationFloors.error,
-        size: last.size))
+        floors: operationFloors.samples, updateFloor: floors, steps: steps,
+        error: operationFloors.error, size: last.size))
     rows.append(
       Row(
         id: "B2",
@@ -160,8 +162,17 @@ enum ObserveBenchmark {
   /// API on the same schema. The ratio is the larger of the two medians' ratios; it passes
   /// at 1.4 or less.
   static func schemaCostRow(
-    floors: [Operation: [Double]], updateFloor: [Double], error: String?, size: Int
+    floors: [Operation: [Double]], updateFloor: [Double], steps: [String: [Double]],
+    error: String?, size: Int
   ) -> Row {
+    /// The median of a step's samples.
+    func step(_ operation: String, _ name: String) -> Double {
+      Stats(steps[stepKey(operation, name)] ?? [0]).median
+    }
+    func split(_ operation: String, _ statement: String) -> String {
+      "\(operation): BEGIN and its reads \(format(step(operation, "reads"))), \(statement) "
+        + "\(format(step(operation, "write"))), COMMIT \(format(step(operation, "commit")))"
+    }
     let target = 1.4
     let update = Stats(updateFloor.isEmpty ? [0] : updateFloor)
     let insert = Stats(floors[.insert] ?? [0])
@@ -178,13 +189,16 @@ enum ObserveBenchmark {
         "an insert's own statements \(format(insert.median)) µs (\(format(insertRatio)) ×), a "
         + "move's \(format(move.median)) µs (\(format(moveRatio)) ×), the single-row UPDATE "
         + "floor \(format(update.median)) µs, all through the C API on the same file and "
-        + "schema; the ratio is the larger")
+        + "schema; the ratio is the larger. By step (medians, µs): "
+        + split("insert", "INSERT") + "; " + split("move", "UPDATE") + "; floor: BEGIN and "
+        + "UPDATE \(format(step("floor", "write"))), COMMIT \(format(step("floor", "commit")))")
     row.ratio = max(insertRatio, moveRatio)
     row.details = [
       "insert floor median µs": insert.median, "move floor median µs": move.median,
       "UPDATE floor median µs": update.median, "insert ratio": insertRatio,
       "move ratio": moveRatio,
     ]
+    for (key, samples) in steps { row.details[key + " median µs"] = Stats(samples).median }
     row.error = error
     if error == nil { row.pass = insertRatio <= target && moveRatio <= target }
     return row
@@ -194,10 +208,11 @@ enum ObserveBenchmark {
     size >= 1_000_000 ? "\(size / 1_000_000)M" : "\(size / 1_000)k"
   }
 
-  /// Microseconds per operation, `rounds` rounds of every operation after a warm-up.
+  /// Microseconds per operation, `rounds` rounds of every operation after a warm-up;
+  /// `steps` holds the floors' times by step (``stepKey(_:_:)``).
   private static func measure(size: Int, rounds: Int, scratch: String) throws -> (
     samples: [Operation: [Double]], floor: [Double],
-    operationFloors: (samples: [Operation: [Double]], error: String?)
+    operationFloors: (samples: [Operation: [Double]], error: String?), steps: [String: [Double]]
   ) {
     let folder = try ScratchFolder(in: scratch, name: "b2-\(size)")
     defer { folder.remove() }
@@ -247,6 +262,7 @@ enum ObserveBenchmark {
     // target. Their random choices are their own, so that ListStore's and the UPDATE
     // floor's are those of runs without them.
     var operationFloors: [Operation: [Double]] = [:]
+    var steps: [String: [Double]] = [:]
     var floorsError: String?
     var operationFloor: OperationFloors?
     do {
@@ -264,6 +280,12 @@ enum ObserveBenchmark {
       if measured {
         operationFloors[operation, default: []].append(
           Double(monotonicNanoseconds() - start) / 1e3)
+        if let floors = operationFloor {
+          let name = "\(operation)"
+          steps[stepKey(name, "reads"), default: []].append(floors.lastSteps.reads)
+          steps[stepKey(name, "write"), default: []].append(floors.lastSteps.write)
+          steps[stepKey(name, "commit"), default: []].append(floors.lastSteps.commit)
+        }
       }
       return result
     }
@@ -301,13 +323,17 @@ enum ObserveBenchmark {
       for warm in [true, false] {
         let target = floorFirst + Int64(random.next() % UInt64(size))
         let start = monotonicNanoseconds()
+        var written: UInt64 = 0
         guard
           floorWrite(
             begin: begin, update: update, commit: commit, value: "\"raw \(round) \(warm)\"",
-            id: target), sqlite3_changes(raw.handle) == 1
+            id: target, written: &written), sqlite3_changes(raw.handle) == 1
         else { throw BenchError("floor: \(raw.message)") }
         if measured && !warm {
-          floor.append(Double(monotonicNanoseconds() - start) / 1e3)
+          let end = monotonicNanoseconds()
+          floor.append(Double(end - start) / 1e3)
+          steps[stepKey("floor", "write"), default: []].append(Double(written - start) / 1e3)
+          steps[stepKey("floor", "commit"), default: []].append(Double(end - written) / 1e3)
           floorTarget = target
         }
       }
@@ -395,14 +421,16 @@ enum ObserveBenchmark {
       floorValue == "raw \(warmups + rounds - 1) false",
       "B2 floor: the other list holds \(floorValue), not the floor's last write")
 
-    return (samples, floor, (operationFloors, floorsError))
+    return (samples, floor, (operationFloors, floorsError), steps)
   }
 
   /// One write of the floor: `BEGIN IMMEDIATE`, the `UPDATE` of item `id` to `value`,
-  /// `COMMIT`; whether it committed. A function of its own, so that profiles can count it.
+  /// `COMMIT`; whether it committed. `written` is set to the time its `COMMIT` began. A
+  /// function of its own, so that profiles can count it.
   @inline(never)
   static func floorWrite(
-    begin: OpaquePointer?, update: OpaquePointer?, commit: OpaquePointer?, value: String, id: Int64
+    begin: OpaquePointer?, update: OpaquePointer?, commit: OpaquePointer?, value: String, id: Int64,
+    written: inout UInt64
   ) -> Bool {
     sqlite3_step(begin)
     sqlite3_reset(begin)
@@ -413,8 +441,12 @@ enum ObserveBenchmark {
       sqlite3_reset(update)
     }
     defer { sqlite3_reset(commit) }
+    written = monotonicNanoseconds()
     return sqlite3_step(commit) == SQLITE_DONE
   }
+
+  /// The key of a floor's step in `measure`'s `steps`: `"insert reads"`, `"floor commit"`.
+  static func stepKey(_ operation: String, _ step: String) -> String { operation + " " + step }
 }
 
 /// A small seeded generator, so that every run makes the same changes.

@@ -22,6 +22,18 @@ final class OperationFloors {
   private let insert: OpaquePointer
   private let move: OpaquePointer
   private let delete: OpaquePointer
+  /// The last write's steps, in microseconds: `BEGIN` with the reads that find the place,
+  /// the write statement, `COMMIT`.
+  private(set) var lastSteps = Steps()
+  /// Where in the current write its reads ended (``monotonicNanoseconds()``).
+  private var readsEnd: UInt64 = 0
+
+  /// One write's time by step, in microseconds.
+  struct Steps {
+    var reads = 0.0
+    var write = 0.0
+    var commit = 0.0
+  }
 
   /// Prepares the statements on `raw` for the items of list `listID`.
   init(raw: RawDatabase, listID: Int64) throws {
@@ -78,6 +90,7 @@ final class OperationFloors {
   func insert(value: String, before neighbor: Int64) throws -> Int64 {
     try transaction {
       let (section, key) = try keyBefore(neighbor, excluding: 0)
+      readsEnd = monotonicNanoseconds()
       sqlite3_bind_int64(insert, 1, section)
       bind(insert, key, at: 2)
       bind(insert, value, at: 3)
@@ -94,6 +107,7 @@ final class OperationFloors {
       try step(place, "item \(id)")
       sqlite3_reset(place)
       let (section, key) = try keyBefore(neighbor, excluding: id)
+      readsEnd = monotonicNanoseconds()
       sqlite3_bind_int64(move, 1, section)
       bind(move, key, at: 2)
       sqlite3_bind_int64(move, 3, id)
@@ -157,7 +171,10 @@ final class OperationFloors {
   /// `body` between `BEGIN IMMEDIATE` and `COMMIT`, rolled back when it throws.
   private func transaction<Result>(_ body: () throws -> Result) throws -> Result {
     defer { sqlite3_reset(begin) }
+    let start = monotonicNanoseconds()
     try check(sqlite3_step(begin) == SQLITE_DONE, "B2 floors: BEGIN: \(raw.message)")
+    // An operation without reads (update, delete) has them end with its BEGIN.
+    readsEnd = monotonicNanoseconds()
     let result: Result
     do {
       result = try body()
@@ -166,11 +183,16 @@ final class OperationFloors {
       throw error
     }
     defer { sqlite3_reset(commit) }
+    let written = monotonicNanoseconds()
     guard sqlite3_step(commit) == SQLITE_DONE else {
       let message = raw.message
       try? raw.execute("ROLLBACK")
       throw BenchError("B2 floors: COMMIT: \(message)")
     }
+    let end = monotonicNanoseconds()
+    lastSteps = Steps(
+      reads: Double(readsEnd - start) / 1e3, write: Double(written - readsEnd) / 1e3,
+      commit: Double(end - written) / 1e3)
     return result
   }
 }

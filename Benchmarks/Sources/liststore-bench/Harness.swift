@@ -90,6 +90,8 @@ struct Options {
   var cliPath: String?
   /// List sizes for B2 instead of the defaults (for profiling one size).
   var b2Sizes: [Int]?
+  /// Rounds of B2's operations instead of the default (for profiling).
+  var b2Rounds: Int?
   /// Items inserted by B1 instead of the default (for profiling a reduced run).
   var b1Items: Int?
   /// Rounds of each change B19 makes instead of the default (for profiling).

@@ -12,7 +12,7 @@ import FoundationEssentials
 enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
-    + "[--b1-items N] [--b2-sizes 1000,1000000] [--b9-items N] [--b10-sizes 1000,1000000] "
+    + "[--b1-items N] [--b2-sizes 1000,1000000] [--b2-rounds N] [--b9-items N] [--b10-sizes 1000,1000000] "
     + "[--b19-rounds N] "
     + "[--pg-statements]"
 
@@ -90,6 +90,9 @@ enum Main {
         let sizes = list.split(separator: ",").compactMap { Int($0) }
         guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
         options.b2Sizes = sizes
+      case "--b2-rounds":
+        guard let text = rest.popFirst(), let count = Int(text), count > 0 else { return nil }
+        options.b2Rounds = count
       case "--b19-rounds":
         guard let text = rest.popFirst(), let count = Int(text), count > 0 else { return nil }
         options.b19Rounds = count
