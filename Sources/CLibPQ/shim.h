@@ -23,13 +23,24 @@
   X(PQresultErrorMessage) X(PQresultStatus) X(PQserverVersion) X(PQsetNoticeReceiver)  \
   X(PQsocket) X(PQstatus) X(PQtransactionStatus)
 
+// The functions of libpq's pipeline mode (libpq 14 and later), which PostgreSQLKit uses
+// when they are there: an older libpq loads all the same, and each statement waits for
+// the one before it.
+#define LISTSTORE_LIBPQ_PIPELINE_FUNCTIONS(X)                                          \
+  X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQsendPrepare)      \
+  X(PQsendQueryParams) X(PQsendQueryPrepared)
+
 #define LISTSTORE_LIBPQ_FIELD(name) __typeof__(name) *_Nonnull name;
+#define LISTSTORE_LIBPQ_OPTIONAL_FIELD(name) __typeof__(name) *_Nullable name;
 /// Pointers to the libpq functions PostgreSQLKit calls, typed from their declarations
-/// and named as they are, filled by `liststore_libpq_resolve`.
+/// and named as they are, filled by `liststore_libpq_resolve` (the pipeline functions are
+/// NULL when the library has not got them).
 typedef struct LibPQFunctions {
   LISTSTORE_LIBPQ_FUNCTIONS(LISTSTORE_LIBPQ_FIELD)
+  LISTSTORE_LIBPQ_PIPELINE_FUNCTIONS(LISTSTORE_LIBPQ_OPTIONAL_FIELD)
 } LibPQFunctions;
 #undef LISTSTORE_LIBPQ_FIELD
+#undef LISTSTORE_LIBPQ_OPTIONAL_FIELD
 
 /// Fills `table` with the functions of `library` (a dlopen handle).
 /// Returns NULL when all were found, else the name of the first one missing (`table`
@@ -44,6 +55,10 @@ static inline const char *_Nullable liststore_libpq_resolve(
   }
   LISTSTORE_LIBPQ_FUNCTIONS(LISTSTORE_LIBPQ_RESOLVE)
 #undef LISTSTORE_LIBPQ_RESOLVE
+#define LISTSTORE_LIBPQ_RESOLVE_OPTIONAL(name) \
+  table->name = (__typeof__(name) *)dlsym(library, #name);
+  LISTSTORE_LIBPQ_PIPELINE_FUNCTIONS(LISTSTORE_LIBPQ_RESOLVE_OPTIONAL)
+#undef LISTSTORE_LIBPQ_RESOLVE_OPTIONAL
   return NULL;
 }
 #endif

@@ -23,6 +23,7 @@ extension PGConnection {
   @discardableResult
   public func copyIn(_ sql: String, _ body: (PGCopyWriter) throws -> Void) throws -> Int {
     try checkOpen(sql)
+    try sendDeferredBegin()
     let start = pq.PQexec(handle, sql)
     guard let start, pq.PQresultStatus(start) == PGRES_COPY_IN else {
       _ = try checked(start, sql: sql, accepting: [])

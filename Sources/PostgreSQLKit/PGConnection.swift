@@ -62,8 +62,12 @@ public final class PGConnection {
   public private(set) var isClosed = false
 
   /// SQL text → name of the statement prepared for it on this session.
-  private var preparedStatements: [String: String] = [:]
+  var preparedStatements: [String: String] = [:]
   private var preparedStatementCounter = 0
+
+  /// Statements that open a transaction, queued by ``beginWithNextStatement(_:)`` and not
+  /// sent yet.
+  var deferredBegin: [String] = []
 
   /// How deep ``transaction(_:_:)`` calls are nested (0: none running).
   var transactionDepth = 0
@@ -257,6 +261,7 @@ public final class PGConnection {
   /// - Throws: ``PGError`` from the first statement that fails.
   public func execute(_ sql: String) throws {
     try checkOpen(sql)
+    try sendDeferredBegin()
     _ = try checked(
       pq.PQexec(handle, sql), sql: sql, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
   }
@@ -290,6 +295,9 @@ public final class PGConnection {
   {
     try checkOpen(sql)
     let encoded = try EncodedParameters(parameters, sql: sql)
+    if !deferredBegin.isEmpty {
+      if let result = try pipelined(sql, encoded, prepared: prepared) { return result }
+    }
     let accepted = [PGRES_COMMAND_OK, PGRES_TUPLES_OK]
     guard prepared else {
       let result = encoded.withUnsafePointers { count, values, lengths, formats in
@@ -308,12 +316,17 @@ public final class PGConnection {
   /// if needed.
   private func preparedStatement(for sql: String) throws -> String {
     if let name = preparedStatements[sql] { return name }
-    preparedStatementCounter += 1
-    let name = "liststore_\(preparedStatementCounter)"
+    let name = newStatementName()
     _ = try checked(
       pq.PQprepare(handle, name, sql, 0, nil), sql: sql, accepting: [PGRES_COMMAND_OK])
     preparedStatements[sql] = name
     return name
+  }
+
+  /// A name for a statement about to be prepared, not used before on this session.
+  func newStatementName() -> String {
+    preparedStatementCounter += 1
+    return "liststore_\(preparedStatementCounter)"
   }
 
   /// Runs one statement with parameters, ignoring any rows.
@@ -360,6 +373,7 @@ public final class PGConnection {
   /// Whether a transaction is open (or aborted and not yet rolled back).
   public var isInTransaction: Bool {
     guard !isClosed else { return false }
+    if !deferredBegin.isEmpty { return true }
     let status = pq.PQtransactionStatus(handle)
     return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE
   }
@@ -395,6 +409,7 @@ public final class PGConnection {
   /// - Throws: ``PGError`` (`.connectionLost`, …) when the server does not answer.
   public func ping() throws {
     try checkOpen()
+    try sendDeferredBegin()
     _ = try checked(pq.PQexec(handle, ""), sql: nil, accepting: [PGRES_EMPTY_QUERY])
   }
 
@@ -415,6 +430,7 @@ public final class PGConnection {
   public func reset() throws {
     try checkOpen()
     preparedStatements.removeAll()
+    deferredBegin.removeAll()
     transactionDepth = 0
     pq.PQreset(handle)
     guard pq.PQstatus(handle) == CONNECTION_OK else {

@@ -1,0 +1,124 @@
+import PostgreSQLKit
+import PostgresTestSupport
+import Testing
+
+/// `beginWithNextStatement(_:)`: a transaction's opening sent with its first statement.
+@Suite(.postgres) struct DeferredBeginTests {
+  private func count(_ db: PGConnection) throws -> Int64? {
+    try db.scalarInt64("SELECT count(*) FROM t")
+  }
+
+  /// The opening runs, in order, before the statement, whichever way the statement goes:
+  /// new on the session (prepared in the same round trip), already prepared, or unprepared.
+  @Test(arguments: ["new", "known", "unprepared"])
+  func theOpeningRunsBeforeTheStatementInItsTransaction(kind: String) throws {
+    let (db, connectionString) = try freshDatabase()
+    let other = try PGConnection(connectionString)
+    try db.execute("CREATE TABLE t(x int)")
+    let insert = "INSERT INTO t VALUES ($1) RETURNING current_setting('application_name')"
+    if kind == "known" { try db.run(insert, 0) }
+    try db.beginWithNextStatement(["BEGIN", "SET LOCAL application_name = 'deferred'"])
+    #expect(db.isInTransaction)
+    let result = try db.query(insert, parameters: [1], prepared: kind != "unprepared")
+    // SET LOCAL ran first, inside the transaction the INSERT is part of.
+    #expect(result.optionalString(row: 0, column: 0) == "deferred")
+    #expect(db.isInTransaction)
+    #expect(try other.scalarInt64("SELECT count(*) FROM t WHERE x = 1") == 0)
+    try db.execute("ROLLBACK")
+    #expect(!db.isInTransaction)
+    #expect(try db.scalarInt64("SELECT count(*) FROM t WHERE x = 1") == 0)
+    #expect(try db.scalarText("SHOW application_name") != "deferred")
+    // The statement works again, prepared or not, in a transaction opened the same way.
+    try db.beginWithNextStatement(["BEGIN"])
+    try db.query(insert, parameters: [2], prepared: kind != "unprepared")
+    try db.execute("COMMIT")
+    #expect(try other.scalarInt64("SELECT count(*) FROM t WHERE x = 2") == 1)
+  }
+
+  /// A failing opening statement fails the statement after it, which does not run; the
+  /// connection stays usable once the aborted transaction is rolled back.
+  @Test func aFailingOpeningFailsTheNextStatementWhichDoesNotRun() throws {
+    let (db, _) = try freshDatabase()
+    try db.execute("CREATE TABLE t(x int)")
+    try db.beginWithNextStatement(["BEGIN", "SELECT 1 / 0"])
+    let error = try #require(throws: PGError.self) { try db.run("INSERT INTO t VALUES ($1)", 1) }
+    #expect(error.sqlState == "22012", "\(error)")
+    #expect(error.message.contains("division by zero"))
+    #expect(db.isInTransaction)
+    try db.execute("ROLLBACK")
+    #expect(try count(db) == 0)
+    // The INSERT was not prepared (its PREPARE was skipped): it is prepared when next used.
+    try db.run("INSERT INTO t VALUES ($1)", 2)
+    #expect(try count(db) == 1)
+  }
+
+  /// A statement that fails after the opening leaves the transaction aborted, as it would
+  /// have after a `BEGIN` of its own; a statement the server cannot prepare is reported
+  /// each time it is used, not as a missing prepared statement.
+  @Test func aFailingStatementAfterTheOpeningAbortsTheTransaction() throws {
+    let (db, _) = try freshDatabase()
+    try db.execute("CREATE TABLE t(x int)")
+    try db.beginWithNextStatement(["BEGIN"])
+    try db.run("INSERT INTO t VALUES ($1)", 1)
+    try db.execute("COMMIT")
+    for _ in 0..<2 {
+      try db.beginWithNextStatement(["BEGIN"])
+      let error = try #require(throws: PGError.self) {
+        try db.run("INSERT INTO missing VALUES ($1)", 1)
+      }
+      #expect(error.sqlState == "42P01", "\(error)")
+      #expect(db.isInTransaction)
+      try db.execute("ROLLBACK")
+    }
+    try db.beginWithNextStatement(["BEGIN"])
+    let error = try #require(throws: PGError.self) { try db.run("INSERT INTO t VALUES ('x')") }
+    #expect(error.sqlState == "22P02", "\(error)")
+    try db.execute("ROLLBACK")
+    #expect(try count(db) == 1)
+  }
+
+  /// Until it is sent, the opening can be forgotten; a second one while one waits is a
+  /// misuse; `execute`, `copyIn` and `ping` send it first.
+  @Test func anOpeningWaitsUntilTheNextStatementOrIsForgotten() throws {
+    let (db, connectionString) = try freshDatabase()
+    let other = try PGConnection(connectionString)
+    try db.execute("CREATE TABLE t(x int)")
+    try db.beginWithNextStatement(["BEGIN"])
+    let misuse = try #require(throws: PGError.self) { try db.beginWithNextStatement(["BEGIN"]) }
+    #expect(misuse.kind == .misuse)
+    #expect(db.discardDeferredBegin())
+    #expect(!db.discardDeferredBegin())
+    #expect(!db.isInTransaction)
+    try db.run("INSERT INTO t VALUES ($1)", 1)  // No transaction: committed at once.
+    #expect(try other.scalarInt64("SELECT count(*) FROM t") == 1)
+
+    try db.beginWithNextStatement(["BEGIN"])
+    try db.execute("INSERT INTO t VALUES (2)")
+    try db.ping()
+    _ = try db.copyIn("COPY t(x) FROM STDIN") { writer in try writer.append(["3"]) }
+    #expect(try other.scalarInt64("SELECT count(*) FROM t") == 1)
+    try db.execute("ROLLBACK")
+    #expect(try count(db) == 1)
+  }
+
+  /// A connection lost while an opening waits: the next statement says so (no hang, no
+  /// result of another statement), and the connection works again after `reset()`.
+  @Test func aConnectionLostBeforeTheOpeningIsSentIsReported() throws {
+    let server = try TestPostgresServer.shared()
+    let (db, _) = try freshDatabase()
+    try db.execute("CREATE TABLE t(x int)")
+    try db.run("INSERT INTO t VALUES ($1)", 1)
+    try db.beginWithNextStatement(["BEGIN"])
+    try server.superuserQuery("SELECT pg_terminate_backend($1)", db.backendPID)
+    let error = try #require(throws: PGError.self) { try db.run("INSERT INTO t VALUES ($1)", 2) }
+    #expect(error.kind == .connectionLost, "\(error)")
+    #expect(!db.isConnected)
+    try db.reset()
+    #expect(!db.isInTransaction)
+    #expect(try count(db) == 1)
+    try db.beginWithNextStatement(["BEGIN"])
+    try db.run("INSERT INTO t VALUES ($1)", 3)
+    try db.execute("COMMIT")
+    #expect(try count(db) == 2)
+  }
+}
