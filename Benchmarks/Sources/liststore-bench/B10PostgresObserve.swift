@@ -64,7 +64,9 @@ enum PostgresObserveBenchmark {
         note:
           "replaceItem(id:with:) until the subscriber's onNext, against BEGIN; UPDATE items SET "
           + "value = $1 WHERE id = $2; COMMIT through libpq (prepared) on the same database, "
-          + "alternating, floor first; Unix socket")
+          + "alternating, floor first; "
+          + (options.postgresDelay.map { "TCP through a proxy delaying each chunk \($0) µs" }
+            ?? (options.postgresOverTCP ? "TCP on 127.0.0.1 with a password" : "Unix socket")))
       if index == targetIndex { row.pass = value.median <= 2 * floor.median }
       if let statements = result.statements {
         let listStore = statements.listStore.perOperation(statements.writes)
@@ -104,7 +106,17 @@ enum PostgresObserveBenchmark {
   private static func measure(size: Int, rounds: Int, options: Options) throws -> Result {
     let database = try BenchPostgres.makeDatabase(options)
     defer { database.remove() }
-    let repository = try Repository(url: database.connectionString)
+    // Both sides over TCP on 127.0.0.1 with a password with --pg-tcp, through a proxy that
+    // delays every chunk with --pg-tcp-delay; else over the Unix socket.
+    var location = database.connectionString
+    if options.postgresOverTCP || options.postgresDelay != nil {
+      location = try database.passwordRoleOverTCP()
+    }
+    if let delay = options.postgresDelay {
+      let proxy = try DelayProxy(targetPort: database.server.port, delayMicroseconds: delay)
+      location = location.replacing("port=\(database.server.port) ", with: "port=\(proxy.port) ")
+    }
+    let repository = try Repository(url: location)
     defer { repository.stopObserving() }
     let list = try Fixtures.makeList(
       repository, name: "b10", sections: sections, perSection: size / sections)
@@ -122,7 +134,7 @@ enum PostgresObserveBenchmark {
     })
     defer { subscription.dispose() }
 
-    let floor = try RawPostgres(database.connectionString)
+    let floor = try RawPostgres(location)
     try floor.prepare("update", "UPDATE items SET value = $1 WHERE id = $2")
     let section = sections / 2
     let id = array.sections[section].items.id(at: size / sections / 2)

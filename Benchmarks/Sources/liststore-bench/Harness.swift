@@ -98,6 +98,12 @@ struct Options {
   var b19Rounds: Int?
   /// Items appended by B9 instead of the default.
   var b9Items: Int?
+  /// Whether B10 connects over TCP on 127.0.0.1 rather than the Unix socket (to measure
+  /// what round trips cost with latency added, e.g. by `tc qdisc … netem delay`).
+  var postgresOverTCP = false
+  /// Microseconds a proxy holds every chunk between B10 and PostgreSQL, in each direction
+  /// (TCP): a round trip's latency of another host.
+  var postgresDelay: Int?
   /// List sizes for B10 instead of the defaults.
   var b10Sizes: [Int]?
   /// Whether B10 also counts the statements the server ran per write, with

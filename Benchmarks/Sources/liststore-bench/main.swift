@@ -13,7 +13,7 @@ enum Main {
   static let usage =
     "usage: liststore-bench [--quick] [--json FILE] [--only B1,B3,...] [--cli PATH] "
     + "[--b1-items N] [--b2-sizes 1000,1000000] [--b2-rounds N] [--b9-items N] [--b10-sizes 1000,1000000] "
-    + "[--b19-rounds N] "
+    + "[--b19-rounds N] [--pg-tcp] [--pg-tcp-delay MICROSECONDS] "
     + "[--pg-statements]"
 
   static let benchmarks: [(id: String, run: @Sendable (Options, String) throws -> [Row])] = [
@@ -105,6 +105,10 @@ enum Main {
         guard !sizes.isEmpty, sizes.allSatisfy({ $0 >= 10 }) else { return nil }
         options.b10Sizes = sizes
       case "--pg-statements": options.countStatements = true
+      case "--pg-tcp": options.postgresOverTCP = true
+      case "--pg-tcp-delay":
+        guard let text = rest.popFirst(), let delay = Int(text), delay >= 0 else { return nil }
+        options.postgresDelay = delay
       case "--only":
         guard let list = rest.popFirst() else { return nil }
         let ids = Set(list.split(separator: ",").map { $0.uppercased() })
