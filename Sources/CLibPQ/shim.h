@@ -24,8 +24,12 @@
   X(PQsocket) X(PQstatus) X(PQtransactionStatus)
 
 // The functions of libpq's pipeline mode (libpq 14 and later), which PostgreSQLKit uses
-// when they are there: an older libpq loads all the same, and each statement waits for
-// the one before it.
+// when the library loaded has them: an older libpq.so.5 loads all the same, and each
+// statement then waits for the one before it. Building needs libpq-fe.h of version 14 or
+// later (Debian 12 has 15), which declares them.
+#ifndef LIBPQ_HAS_PIPELINING
+#error "PostgreSQLKit needs libpq-fe.h of libpq 14 or later (libpq-dev)"
+#endif
 #define LISTSTORE_LIBPQ_PIPELINE_FUNCTIONS(X)                                          \
   X(PQenterPipelineMode) X(PQexitPipelineMode) X(PQpipelineSync) X(PQsendPrepare)      \
   X(PQsendQueryParams) X(PQsendQueryPrepared)

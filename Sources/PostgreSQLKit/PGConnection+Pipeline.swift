@@ -3,8 +3,8 @@ internal import CLibPQ
 extension PGConnection {
   // MARK: - A transaction's opening sent with its first statement
 
-  /// Opens a transaction with `statements` (each one statement without parameters, the
-  /// first a `BEGIN`), sent with the connection's next statement rather than now: in the
+  /// Opens a transaction with `statements` (each a single statement without parameters —
+  /// not a script of several — the first a `BEGIN`), sent with the connection's next statement rather than now: in the
   /// same round trip as it, through libpq's pipeline mode, when that next statement is a
   /// ``query(_:parameters:prepared:)`` (or ``run(_:_:)``, the scalar helpers) and libpq is
   /// version 14 or later; otherwise on their own just before it.
@@ -43,16 +43,20 @@ extension PGConnection {
       pq.PQexec(handle, script), sql: script, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
   }
 
+  /// The most parameters one statement can have (the protocol counts them in 16 bits).
+  static let parameterLimit = 65_535
+
   /// Runs `sql` after the queued opening statements, all in one round trip (pipeline
-  /// mode); `nil` when libpq has no pipeline mode (the opening statements are then sent
-  /// on their own and the caller runs `sql` as usual).
+  /// mode); `nil` when libpq has no pipeline mode, or when libpq would refuse `sql` before
+  /// sending it (too many parameters): the opening statements are then sent on their own
+  /// and the caller runs `sql` as usual.
   ///
-  /// Results come back in order, each followed by a `NULL`: a failure makes the commands
-  /// after it `PGRES_PIPELINE_ABORTED`, and the sync's result ends the pipeline.
+  /// Results come back in order, each command's followed by a `NULL`: a failure makes the
+  /// commands after it `PGRES_PIPELINE_ABORTED`, and the sync's result ends the pipeline.
   func pipelined(_ sql: String, _ encoded: EncodedParameters, prepared: Bool) throws -> PGResult? {
-    guard let enter = pq.PQenterPipelineMode, let exit = pq.PQexitPipelineMode,
-      let sync = pq.PQpipelineSync, let sendPrepare = pq.PQsendPrepare,
-      let sendParams = pq.PQsendQueryParams, let sendPrepared = pq.PQsendQueryPrepared
+    guard let enter = pq.PQenterPipelineMode, let sync = pq.PQpipelineSync,
+      let sendPrepare = pq.PQsendPrepare, let sendParams = pq.PQsendQueryParams,
+      let sendPrepared = pq.PQsendQueryPrepared, encoded.count <= Self.parameterLimit
     else {
       try sendDeferredBegin()
       return nil
@@ -66,42 +70,40 @@ extension PGConnection {
     var sent = true
     for statement in opening where sent {
       sent = sendParams(handle, statement, 0, nil, nil, nil, nil, 0) == 1
-      commands.append(statement)
+      if sent { commands.append(statement) }
     }
-    var preparing: String?
-    if sent {
-      if prepared {
-        let name = preparedStatements[sql] ?? newStatementName()
-        if preparedStatements[sql] == nil {
-          sent = sendPrepare(handle, name, sql, 0, nil) == 1
-          commands.append(sql)
-          preparing = name
-        }
+    var preparing: (name: String, index: Int)?
+    if sent && prepared {
+      let name = preparedStatements[sql] ?? newStatementName()
+      if preparedStatements[sql] == nil {
+        sent = sendPrepare(handle, name, sql, 0, nil) == 1
         if sent {
-          sent =
-            encoded.withUnsafePointers { count, values, lengths, formats in
-              sendPrepared(handle, name, count, values, lengths, formats, 0)
-            } == 1
+          preparing = (name, commands.count)
           commands.append(sql)
         }
-      } else {
+      }
+      if sent {
         sent =
           encoded.withUnsafePointers { count, values, lengths, formats in
-            sendParams(handle, sql, count, nil, values, lengths, formats, 0)
+            sendPrepared(handle, name, count, values, lengths, formats, 0)
           } == 1
-        commands.append(sql)
       }
+    } else if sent {
+      sent =
+        encoded.withUnsafePointers { count, values, lengths, formats in
+          sendParams(handle, sql, count, nil, values, lengths, formats, 0)
+        } == 1
     }
-    if sent { sent = sync(handle) == 1 }
-    guard sent else {
-      // Nothing can be read back reliably: the connection is unusable from here on, and the
-      // next transaction resets it.
-      let failure = error(from: nil, sql: sql)
-      drainResults()
-      _ = exit(handle)
-      throw failure
+    // libpq refused a command before sending it: what it did send still needs the sync,
+    // without which the server answers nothing.
+    let refusal = sent ? nil : error(from: nil, sql: sql)
+    if sent { commands.append(sql) }
+    guard sync(handle) == 1 else {
+      // The connection is gone: nothing comes back. The next transaction resets it.
+      try leavePipeline()
+      throw refusal ?? error(from: nil, sql: sql)
     }
-    var failure: PGError?
+    var failure = refusal
     var last: PGResult?
     for (index, command) in commands.enumerated() {
       guard let result = pq.PQgetResult(handle) else {
@@ -109,20 +111,17 @@ extension PGConnection {
         break
       }
       let status = pq.PQresultStatus(result)
-      if status == PGRES_PIPELINE_ABORTED {
+      if status == PGRES_PIPELINE_ABORTED || failure != nil {
         pq.PQclear(result)
-      } else if failure != nil {
-        pq.PQclear(result)
-      } else if index == commands.count - 1 {
-        do {
-          last = try checked(result, sql: command, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
-        } catch let error as PGError {
-          failure = error
-        }
       } else {
         do {
-          _ = try checked(result, sql: command, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
-          if command == sql, let name = preparing { preparedStatements[sql] = name }
+          let checked = try checked(
+            result, sql: command, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+          if index == commands.count - 1, refusal == nil {
+            last = checked
+          } else if let preparing, preparing.index == index {
+            preparedStatements[sql] = preparing.name
+          }
         } catch let error as PGError {
           failure = error
         }
@@ -137,9 +136,29 @@ extension PGConnection {
       }
       pq.PQclear(result)
     }
-    if exit(handle) != 1, failure == nil { failure = error(from: nil, sql: sql) }
+    try leavePipeline()
     if let failure { throw failure }
     guard let last else { throw error(from: nil, sql: sql) }
     return last
+  }
+
+  /// Leaves pipeline mode, reading any results still pending. A lost connection stays in
+  /// it until ``reset()`` (which the next transaction of a repository makes), which leaves
+  /// it; a connection that is up but cannot leave (a pipeline libpq cannot finish) is reset
+  /// now, since no statement could run on it any more, and the error says so.
+  private func leavePipeline() throws {
+    guard let exit = pq.PQexitPipelineMode else { return }
+    var reads = 0
+    while exit(handle) != 1 {
+      guard pq.PQstatus(handle) == CONNECTION_OK else { return }
+      guard reads < 64 else {
+        try? reset()
+        throw PGError(
+          kind: .connectionLost,
+          message: "the connection could not leave pipeline mode and was opened again")
+      }
+      if let result = pq.PQgetResult(handle) { pq.PQclear(result) }
+      reads += 1
+    }
   }
 }

@@ -89,6 +89,8 @@ extension PGConnection {
   }
 
   private func rollbackIgnoringErrors() {
+    // An opening never sent opened nothing.
+    if discardDeferredBegin() { return }
     // A failed COMMIT has already ended the transaction, and a lost connection has none
     // left: then there is nothing to roll back.
     guard isConnected, isInTransaction else { return }

@@ -121,4 +121,24 @@ import Testing
     try db.execute("COMMIT")
     #expect(try count(db) == 2)
   }
+
+  /// A statement libpq refuses before sending it (more parameters than the protocol
+  /// carries) fails at once after an opening too, as without one, and the connection
+  /// goes on: the opening ran, and rolls back.
+  @Test func aStatementLibpqRefusesFailsAtOnceAfterAnOpening() throws {
+    let (db, _) = try freshDatabase()
+    let values: [any PGBindable] = Array(repeating: 1, count: 70_000)
+    let alone = try #require(throws: PGError.self) {
+      try db.query("SELECT $1::int", parameters: values)
+    }
+    try db.beginWithNextStatement(["BEGIN", "SELECT pg_advisory_xact_lock(1)"])
+    let after = try #require(throws: PGError.self) {
+      try db.query("SELECT $1::int", parameters: values)
+    }
+    #expect(after.message == alone.message)
+    #expect(db.isInTransaction)
+    try db.execute("ROLLBACK")
+    #expect(try db.scalarInt64("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == 0)
+    #expect(try db.scalarInt64("SELECT $1::int", 7) == 7)
+  }
 }
