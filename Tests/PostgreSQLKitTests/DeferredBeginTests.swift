@@ -141,4 +141,77 @@ import Testing
     #expect(try db.scalarInt64("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'") == 0)
     #expect(try db.scalarInt64("SELECT $1::int", 7) == 7)
   }
+
+  /// Differential: random sequences of transactions, inserts, deletes, reads and failing
+  /// statements (duplicate keys, a CHECK, a syntax error; new and known statement texts,
+  /// prepared or not) on two databases, one opening its transactions with
+  /// `beginWithNextStatement`, the other with `BEGIN` on its own: every step gives the same
+  /// rows or the same SQLSTATE, and the same transaction state.
+  @Test(arguments: [1, 2, 3, 4] as [UInt64])
+  func anOpeningSentWithTheNextStatementBehavesAsABeginOfItsOwn(seed: UInt64) throws {
+    let (deferred, _) = try freshDatabase()
+    let plain = try freshDatabase().connection
+    for db in [deferred, plain] {
+      try db.execute("CREATE TABLE t(x int PRIMARY KEY CHECK (x >= 0))")
+    }
+    var state = seed &* 0x9E37_79B9_7F4A_7C15
+    func random(_ bound: Int) -> Int {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Int((state >> 33) % UInt64(bound))
+    }
+    /// What a step gave: its rows as text, or its SQLSTATE.
+    func outcome(_ body: () throws -> String) -> String {
+      do { return try body() } catch let error as PGError {
+        return "error \(error.sqlState ?? "\(error.kind)")"
+      } catch { return "error \(error)" }
+    }
+    for step in 0..<200 {
+      if !plain.isInTransaction, random(3) == 0 {
+        try deferred.beginWithNextStatement(["BEGIN"])
+        try plain.execute("BEGIN")
+      }
+      // A statement text among several (new ones are prepared with the opening).
+      let variant = random(6)
+      let prepared = random(2) == 0
+      let x = random(40) - 3
+      let operation = random(10)
+      func run(_ db: PGConnection) -> String {
+        outcome {
+          switch operation {
+          case 0...3:
+            let result = try db.query(
+              "INSERT INTO t VALUES ($1) RETURNING x /* \(variant) */", parameters: [x],
+              prepared: prepared)
+            return "inserted \(try result.int64(row: 0, column: 0))"
+          case 4:
+            return
+              "deleted \(try db.query("DELETE FROM t WHERE x = $1", parameters: [x]).rowsAffected)"
+          case 5, 6:
+            let sum = try db.query(
+              "SELECT count(*)::text || ' ' || coalesce(sum(x), 0)::text FROM t /* \(variant) */",
+              parameters: [], prepared: prepared)
+            return sum.optionalString(row: 0, column: 0) ?? "nil"
+          case 7:
+            try db.query("SELEC \(variant)", parameters: [], prepared: prepared)
+            return "ran"
+          case 8:
+            try db.execute("COMMIT")
+            return "committed"
+          default:
+            try db.execute("ROLLBACK")
+            return "rolled back"
+          }
+        }
+      }
+      let expected = run(plain)
+      let got = run(deferred)
+      #expect(got == expected, "seed \(seed), step \(step)")
+      #expect(
+        deferred.isInTransaction == plain.isInTransaction, "seed \(seed), step \(step)")
+      if got != expected { break }
+    }
+    for db in [deferred, plain] where db.isInTransaction { try db.execute("ROLLBACK") }
+    let rows = "SELECT coalesce(string_agg(x::text, ',' ORDER BY x), '') FROM t"
+    #expect(try deferred.scalarText(rows) == plain.scalarText(rows))
+  }
 }
