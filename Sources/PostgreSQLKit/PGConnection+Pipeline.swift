@@ -3,11 +3,12 @@ internal import CLibPQ
 extension PGConnection {
   // MARK: - A transaction's opening sent with its first statement
 
-  /// Opens a transaction with `statements` (each a single statement without parameters —
-  /// not a script of several — the first a `BEGIN`), sent with the connection's next statement rather than now: in the
-  /// same round trip as it, through libpq's pipeline mode, when that next statement is a
-  /// ``query(_:parameters:prepared:)`` (or ``run(_:_:)``, the scalar helpers) and libpq is
-  /// version 14 or later; otherwise on their own just before it.
+  /// Opens a transaction with `statements` (each a single statement without parameters,
+  /// not a script of several; the first a `BEGIN`), sent with the connection's next
+  /// statement rather than now: in the same round trip as it, through libpq's pipeline
+  /// mode, when that next statement is a ``query(_:parameters:prepared:)`` (or
+  /// ``run(_:_:)``, the scalar helpers) and libpq is version 14 or later; otherwise on their
+  /// own just before it.
   ///
   /// A transaction's first round trip then carries its first statement too. Until they
   /// are sent, ``isInTransaction`` is `true`; ``discardDeferredBegin()`` forgets them (a
@@ -36,11 +37,9 @@ extension PGConnection {
   /// trip for all of them), if any are waiting.
   func sendDeferredBegin() throws {
     guard !deferredBegin.isEmpty else { return }
-    let statements = deferredBegin
+    let script = deferredBegin.joined(separator: "; ")
     deferredBegin.removeAll()
-    let script = statements.joined(separator: "; ")
-    _ = try checked(
-      pq.PQexec(handle, script), sql: script, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+    try execute(script)
   }
 
   /// The most parameters one statement can have (the protocol counts them in 16 bits).
