@@ -75,13 +75,18 @@ enum PostgresObserveBenchmark {
         row.details["statements per floor commit"] = floor.total
         let serverTime = statements.listStore.milliseconds * 1e3 / Double(statements.writes)
         let floorServerTime = statements.floor.milliseconds * 1e3 / Double(statements.writes)
+        let planning = statements.listStore.planningMilliseconds * 1e3 / Double(statements.writes)
+        let floorPlanning = statements.floor.planningMilliseconds * 1e3 / Double(statements.writes)
         row.details["server µs per write"] = serverTime
         row.details["server µs per floor commit"] = floorServerTime
+        row.details["planning µs per write"] = planning
+        row.details["planning µs per floor commit"] = floorPlanning
         row.note +=
           "; statements per write (pg_stat_statements, every connection): "
           + "\(format(listStore.total)) (a raw commit, with the observer reading it: "
           + "\(format(floor.total))), executing for \(format(serverTime)) µs (raw: "
-          + "\(format(floorServerTime)) µs): "
+          + "\(format(floorServerTime)) µs), planning for \(format(planning)) µs (raw: "
+          + "\(format(floorPlanning)) µs): "
           + listStore.statements.map { "\(format($0.1)) × `\($0.0)`" }.joined(separator: ", ")
       }
       rows.append(row)

@@ -22,12 +22,15 @@ enum BenchPostgres {
   }
 
   /// The server options: TCP on 127.0.0.1 with passwords (for B8) besides the Unix
-  /// socket, and `pg_stat_statements` when statements are counted.
+  /// socket, and `pg_stat_statements` (planning counted too) when statements are counted.
   static func options(countingStatements: Bool) -> TestPostgresServer.Options {
     TestPostgresServer.Options(
       acceptsPasswordsOverTCP: true,
       settings: countingStatements
-        ? ["shared_preload_libraries": "'pg_stat_statements'"] : [:])
+        ? [
+          "shared_preload_libraries": "'pg_stat_statements'",
+          "pg_stat_statements.track_planning": "on",
+        ] : [:])
   }
 
   /// The server of this run, started on first use and stopped when the process exits.
@@ -174,6 +177,8 @@ struct StatementCounts {
   var calls: [String: Int]
   /// Milliseconds the server spent executing them (planning excluded).
   var milliseconds: Double
+  /// Milliseconds the server spent planning them.
+  var planningMilliseconds: Double
 
   /// Resets the counters (`pg_stat_statements_reset()`); creates the extension in the
   /// database first.
@@ -188,17 +193,19 @@ struct StatementCounts {
     let db = try PGConnection(database.connectionString)
     let result = try db.query(
       """
-      SELECT query, calls, total_exec_time FROM pg_stat_statements
+      SELECT query, calls, total_exec_time, total_plan_time FROM pg_stat_statements
       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
         AND query NOT LIKE '%pg_stat_statements%'
       """)
     var calls: [String: Int] = [:]
     var milliseconds = 0.0
+    var planning = 0.0
     for row in 0..<result.rowCount {
       calls[result.string(row: row, column: 0), default: 0] += try result.int(row: row, column: 1)
       milliseconds += try result.double(row: row, column: 2)
+      planning += try result.double(row: row, column: 3)
     }
-    return StatementCounts(calls: calls, milliseconds: milliseconds)
+    return StatementCounts(calls: calls, milliseconds: milliseconds, planningMilliseconds: planning)
   }
 
   /// Statements per operation, `operations` having run, with the statements that ran at

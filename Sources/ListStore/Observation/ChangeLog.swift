@@ -139,8 +139,9 @@ enum ChangeLog {
   }
 
   /// The text of ``page(after:lists:db:)``'s query of every list's entries, with their
-  /// rows (`?`: the position).
-  package static let allListsPageQuery = """
+  /// rows (`?`: the position), shaped for the engine as `shape` says.
+  package static func allListsPageQuery(shape: ChangeLogPageShape) -> String {
+    """
     SELECT c.seq, 1, c.list_id, c.old_list_id, c.kind, c.op, c.row_id, c.parent, c.old_parent,
       c.old_position,
       CASE c.kind WHEN 2 THEN i.section_id
@@ -150,9 +151,10 @@ enum ChangeLog {
       CASE c.kind WHEN 2 THEN i.value
         WHEN 1 THEN (SELECT metadata FROM sections WHERE id = c.row_id) END
     FROM changes c
-    LEFT JOIN items i ON c.kind = 2 AND i.id = c.row_id
+    \(shape.itemOfEntry(when: "c.kind = 2"))
     WHERE c.seq > ? ORDER BY c.seq LIMIT \(pageSize)
     """
+  }
 
   /// The text of ``page(after:lists:db:)``'s query, with `membership` the test that an
   /// expression is one of the lists (parameter `$1`); `$2` is the position.
@@ -183,7 +185,7 @@ enum ChangeLog {
         LEFT JOIN sections ps ON c.kind = 2 AND ps.id = c.parent
         LEFT JOIN sections os ON c.kind = 2 AND c.old_parent IS NOT NULL
           AND c.old_parent IS NOT c.parent AND os.id = c.old_parent
-        LEFT JOIN items i ON c.kind = 2 AND \(item) AND i.id = c.row_id
+        \(shape.itemOfEntry(when: "c.kind = 2 AND \(item)"))
         WHERE c.seq > $2 ORDER BY c.seq LIMIT \(pageSize)
         """
     case .nested:
@@ -208,7 +210,7 @@ enum ChangeLog {
               ELSE CASE WHEN \(isObserved("row_id")) THEN 1 ELSE 0 END
             END AS concerns
           FROM changes WHERE seq > $2 ORDER BY seq LIMIT \(pageSize)) AS c
-        LEFT JOIN items i ON c.kind = 2 AND c.concerns = 1 AND i.id = c.row_id
+        \(shape.itemOfEntry(when: "c.kind = 2 AND c.concerns = 1"))
         ORDER BY c.seq
         """
     }
@@ -299,4 +301,20 @@ package enum ChangeLogPageShape: Sendable {
   /// The page first (a subquery with the limit), then the rows: for an engine whose
   /// planner might otherwise join whole tables before it applies the limit.
   case nested
+
+  /// The join of the item row a log entry `c` names, as `i`, when `condition` holds: by
+  /// a seek of the row for each entry. For `nested`, a lateral subquery kept apart by
+  /// `OFFSET 0`: otherwise, for a plan made before the parameters are known (a prepared
+  /// statement's generic plan), PostgreSQL guesses that a third of the log follows the
+  /// position and may hash every item of every list to join a few.
+  func itemOfEntry(when condition: String) -> String {
+    switch self {
+    case .joined: return "LEFT JOIN items i ON \(condition) AND i.id = c.row_id"
+    case .nested:
+      return """
+        LEFT JOIN LATERAL (SELECT section_id, position, value FROM items
+          WHERE \(condition) AND id = c.row_id OFFSET 0) i ON true
+        """
+    }
+  }
 }

@@ -71,7 +71,7 @@ package final class SQLDialect: Sendable {
     changeLogPage = (
       ChangeLog.pageQuery(membership: "= $1", shape: pageShape),
       ChangeLog.pageQuery(membership: manyListsMembership, shape: pageShape),
-      ChangeLog.allListsPageQuery
+      ChangeLog.allListsPageQuery(shape: pageShape)
     )
     let items = """
       SELECT s.id, i.id, i.position, i.value FROM sections s \(itemsOfSection(false))
