@@ -83,7 +83,8 @@ final class PostgreSQLDatabase: DatabaseConnection {
   func commit() throws {
     // A transaction that ran no statement was never opened on the server.
     if connection.discardDeferredBegin() { return }
-    try connection.execute("COMMIT")
+    // Fails, rather than reporting success, when a failed statement had aborted it.
+    try connection.commit()
   }
 
   func rollback() {

@@ -1,3 +1,5 @@
+internal import CLibPQ
+
 extension PGConnection {
   /// How isolated a transaction is from concurrent ones.
   public enum IsolationLevel: String, Sendable, CaseIterable {
@@ -39,7 +41,26 @@ extension PGConnection {
     try execute("BEGIN ISOLATION LEVEL " + (isolation ?? .readCommitted).rawValue)
     return try nested(
       body, what: "the transaction", undone: "the transaction was rolled back",
-      end: { try self.execute("COMMIT") }, undo: { self.rollbackIgnoringErrors() })
+      end: { try self.commit() }, undo: { self.rollbackIgnoringErrors() })
+  }
+
+  /// Commits the transaction open on this connection.
+  ///
+  /// PostgreSQL ends a transaction that a failed statement aborted with a rollback, even
+  /// when asked to commit it, and answers `COMMIT` with success (the command tag
+  /// `ROLLBACK`): this throws ``PGError/Kind/transactionAborted`` then, so that work the
+  /// server undid is never taken for work stored.
+  /// - Throws: ``PGError`` when the commit fails, or rolled the transaction back.
+  public func commit() throws {
+    try checkOpen("COMMIT")
+    try sendDeferredBegin()
+    let result = try checked(
+      pq.PQexec(handle, "COMMIT"), sql: "COMMIT", accepting: [PGRES_COMMAND_OK])
+    if result.commandTag == "ROLLBACK" {
+      throw PGError(
+        kind: .transactionAborted,
+        message: "a statement inside the transaction failed; COMMIT rolled the transaction back")
+    }
   }
 
   /// Runs `body` inside a savepoint of the open transaction: released when `body`

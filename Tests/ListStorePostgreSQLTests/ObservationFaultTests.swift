@@ -91,6 +91,47 @@ import Testing
     #expect(recorder.array.sections[0].items.count == scaled(20_000) + 10)
   }
 
+  /// A write whose own read of the change log fails (here: the right to read the log was
+  /// revoked while it ran) is not reported as committed: PostgreSQL aborts the whole
+  /// transaction at the failed read and its `COMMIT` only rolls it back, which once
+  /// returned as a success with nothing written. The write fails with the read's error,
+  /// nothing of it is stored or shown, and once the right is back the next write works
+  /// and is observed.
+  @Test func aWriteWhoseLogReadFailsIsNotReportedAsCommitted() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let server = try #require(database.server)
+    let name = try #require(database.name)
+    let role = try server.createRole("writer")
+    try grantListStoreRights(to: role, on: database)
+    let repository = try Repository.open(server.connectionString(database: name, user: role))
+    let list = try makeList(repository, items: 2)
+    let recorder = try record(list)
+    let location = database.location
+    let quoted = PGConnection.quoteIdentifier(role)
+    let revoked = Atomic<Bool>(false)
+    try repository.changeFeed().installHooks(
+      FeedHooks(whileStagingLocked: {
+        guard !revoked.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        _ = try? PGConnection(location).execute("REVOKE SELECT ON changes FROM \(quoted)")
+      }))
+    let error = #expect(throws: ListStoreError.self) {
+      try list.appendItem(RawJSON(#""lost?""#), toSection: 0)
+    }
+    let didRevoke = revoked.load(ordering: .acquiring)
+    #expect(didRevoke)
+    #expect(
+      "\(String(describing: error))".contains("permission denied"),
+      "\(String(describing: error))")
+    let stored = try database.contents(list: "l")
+    #expect(stored?.description.contains("lost?") == false, "\(String(describing: stored))")
+    #expect(recorder.array.sections[0].items.map(\.text) == ["0", "1"])
+    try PGConnection(location).execute("GRANT SELECT ON changes TO \(quoted)")
+    try list.appendItem(RawJSON(#""kept""#), toSection: 0)
+    try expectExact(recorder, database, list: "l")
+    #expect(recorder.array.sections[0].items.map(\.text) == ["0", "1", #""kept""#])
+  }
+
   /// A read-modify-write of one item whose connection the server dropped fails with the
   /// lost connection in users' words (a `PGError` once escaped it as it was), and the
   /// next one works.

@@ -71,6 +71,26 @@ import Testing
     #expect(try values(db) == nil)
   }
 
+  /// `commit()` of a transaction a failed statement aborted throws, where `COMMIT` itself
+  /// answers success (tag `ROLLBACK`); a sound transaction commits.
+  @Test func commitOfAnAbortedTransactionThrows() throws {
+    let (db, connectionString) = try freshDatabase()
+    try db.execute("CREATE TABLE t(x int UNIQUE)")
+    try db.execute("BEGIN")
+    try db.run("INSERT INTO t VALUES ($1)", 1)
+    _ = try? db.run("INSERT INTO t VALUES ($1)", 1)
+    let error = try #require(throws: PGError.self) { try db.commit() }
+    #expect(error.kind == .transactionAborted)
+    #expect(error.message.contains("rolled the transaction back"))
+    #expect(!db.isInTransaction)
+    #expect(try values(db) == nil)
+    try db.execute("BEGIN")
+    try db.run("INSERT INTO t VALUES ($1)", 2)
+    try db.commit()
+    #expect(!db.isInTransaction)
+    #expect(try values(PGConnection(connectionString)) == "2")
+  }
+
   @Test func nestedTransactionsAreSavepoints() throws {
     let (db, _) = try freshDatabase()
     try db.execute("CREATE TABLE t(x int UNIQUE)")

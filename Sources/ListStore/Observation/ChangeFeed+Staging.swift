@@ -52,9 +52,10 @@ extension ChangeFeed {
       do {
         try commit()
       } catch {
-        // Not committed: the observers are where they were.
+        // Not committed: the observers are where they were. A failed read is the first
+        // cause: PostgreSQL aborts the transaction at it, and the commit fails then.
         for observer in live { observer.discard() }
-        throw error
+        throw failure ?? error
       }
       guard let staged else {
         // Too much for the write's transaction: a refresh reads it after the commit.
