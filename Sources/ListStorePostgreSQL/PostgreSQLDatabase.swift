@@ -1,5 +1,11 @@
 import ListStore
 import PostgreSQLKit
+import Synchronization
+
+/// The server process a connection's session runs in, read by other threads (0: none).
+final class ServerSession: Sendable {
+  let processID = Atomic<Int32>(0)
+}
 
 /// ListStore's connection to a PostgreSQL database: a ``DatabaseConnection`` over
 /// PostgreSQLKit's `PGConnection`. The SQL ListStore writes with `?` placeholders is
@@ -8,6 +14,13 @@ final class PostgreSQLDatabase: DatabaseConnection {
   let connection: PGConnection
   private var statements: [String: PostgreSQLStatement] = [:]
   private(set) var rowsRead = 0
+  /// What ``sendWithCommit(_:)`` sent, until ``commit()`` or ``rollback()``: each read's
+  /// numbered SQL, parameters and rows (taken once read), and the commit's outcome.
+  private var sentWithCommit:
+    (
+      reads: [(sql: String, parameters: [PGParameter], result: Result<PGResult, PGError>)],
+      commit: Result<Void, PGError>
+    )?
 
   /// The key of the transaction-scoped advisory lock that orders writers: held from a
   /// writer's first log entry (or, for ListStore's own writes, from `BEGIN`) until it
@@ -44,10 +57,36 @@ final class PostgreSQLDatabase: DatabaseConnection {
   /// The session settings the connection was opened with, set again after a reset.
   private let sessionSetup: String
 
-  init(_ connection: PGConnection, sessionSetup: String = "") {
+  init(
+    _ connection: PGConnection, sessionSetup: String = "",
+    readsWithCommit: PostgreSQLEngine.ReadsWithCommit = .never
+  ) {
     self.connection = connection
     self.sessionSetup = sessionSetup
+    self.readsWithCommit = readsWithCommit
+    session.processID.store(connection.backendPID, ordering: .releasing)
+    sendsReadsWithCommit = Self.sendsReads(readsWithCommit, connection)
   }
+
+  /// When reads go with the COMMIT, and whether they do on the link open now.
+  private let readsWithCommit: PostgreSQLEngine.ReadsWithCommit
+  private var sendsReadsWithCommit: Bool
+
+  private static func sendsReads(
+    _ rule: PostgreSQLEngine.ReadsWithCommit, _ connection: PGConnection
+  ) -> Bool {
+    switch rule {
+    case .always: true
+    case .never: false
+    case .overNetwork: !connection.isLocal
+    }
+  }
+
+  /// The server session this connection runs in now (it changes when the connection is
+  /// opened again): how a listener tells this connection's notifications apart.
+  let session = ServerSession()
+
+  var ownCommits: (any Sendable)? { session }
 
   var dialect: SQLDialect { Self.dialect }
 
@@ -65,13 +104,62 @@ final class PostgreSQLDatabase: DatabaseConnection {
     PostgreSQLStatement(sql: Self.numbered(sql), database: self, prepared: false)
   }
 
-  func execute(_ sql: String) throws { try connection.execute(sql) }
+  func execute(_ sql: String) throws {
+    try refuseAfterCommit()
+    try connection.execute(sql)
+  }
+
+  /// Sends the reads and the COMMIT in one round trip (libpq's pipeline mode), when the
+  /// engine's rule says so for this link (``PostgreSQLEngine/ReadsWithCommit``); otherwise,
+  /// or with libpq older than 14, nothing is sent and they run one by one as usual.
+  func sendWithCommit(_ reads: [(sql: String, values: [SQLValue])]) throws {
+    guard sendsReadsWithCommit else { return }
+    try refuseAfterCommit()
+    let queries = reads.map { read in
+      (sql: Self.numbered(read.sql), parameters: read.values.map(PostgreSQLStatement.parameter))
+    }
+    guard
+      let (results, commit) = try connection.queriesThenCommit(
+        queries.map { ($0.sql, $0.parameters as [any PGBindable]) })
+    else { return }
+    sentWithCommit = (
+      zip(queries, results).map { query, result in (query.sql, query.parameters, result) },
+      commit
+    )
+  }
+
+  /// The rows `sql` got with `parameters` when ``sendWithCommit(_:)`` sent it (each such
+  /// read is answered once); `nil` when nothing was sent with the COMMIT.
+  /// - Throws: The read's error, or ``NeedsReload`` for any other statement: the
+  ///   transaction is over.
+  fileprivate func rowsSentWithCommit(_ sql: String, _ parameters: [PGParameter]) throws
+    -> PGResult?
+  {
+    guard let sent = sentWithCommit else { return nil }
+    guard
+      let index = sent.reads.firstIndex(where: { $0.sql == sql && $0.parameters == parameters })
+    else {
+      throw NeedsReload(reason: "the transaction was committed with the reads sent along")
+    }
+    sentWithCommit?.reads.remove(at: index)
+    return try sent.reads[index].result.get()
+  }
+
+  /// Throws ``NeedsReload`` once the COMMIT went out with reads: nothing may run in the
+  /// transaction any more.
+  private func refuseAfterCommit() throws {
+    guard sentWithCommit == nil else {
+      throw NeedsReload(reason: "the transaction was committed with the reads sent along")
+    }
+  }
 
   func begin(_ mode: TransactionMode) throws {
     // A connection the server dropped (a restart, a terminated session) is opened again
     // before the next transaction; the work it was doing failed with its error.
     if !connection.isConnected {
       try connection.reset()
+      session.processID.store(connection.backendPID, ordering: .releasing)
+      sendsReadsWithCommit = Self.sendsReads(readsWithCommit, connection)
       if !sessionSetup.isEmpty { try connection.execute(sessionSetup) }
     }
     // Sent with the transaction's first statement, in its round trip: a single-item write
@@ -82,19 +170,26 @@ final class PostgreSQLDatabase: DatabaseConnection {
 
   func commit() throws {
     // A transaction that ran no statement was never opened on the server.
+    if let sent = sentWithCommit {
+      sentWithCommit = nil
+      return try sent.commit.get()
+    }
     if connection.discardDeferredBegin() { return }
     // Fails, rather than reporting success, when a failed statement had aborted it.
     try connection.commit()
   }
 
   func rollback() {
+    // A COMMIT sent with reads that failed left the transaction open, aborted.
+    sentWithCommit = nil
     if connection.discardDeferredBegin() { return }
     guard connection.isInTransaction else { return }
     try? connection.execute("ROLLBACK")
   }
 
   func savepoint<Result>(_ body: () throws -> Result) throws -> Result {
-    try connection.savepoint(body)
+    try refuseAfterCommit()
+    return try connection.savepoint(body)
   }
 
   var isInTransaction: Bool { connection.isInTransaction }
@@ -118,6 +213,7 @@ final class PostgreSQLDatabase: DatabaseConnection {
   func appendItems(sectionID: Int64, keys: [String], values: [String], checkingJSON: Bool)
     throws -> [Int64]
   {
+    try refuseAfterCommit()
     guard let first = keys.first else { return [] }
     let section = String(sectionID)
     try connection.copyIn("COPY items(section_id, position, value) FROM STDIN") { writer in
@@ -183,18 +279,24 @@ final class PostgreSQLStatement: DatabaseStatement {
   func bind(_ value: SQLValue, at index: Int32) throws {
     let position = Int(index) - 1
     while parameters.count <= position { parameters.append(.null) }
+    parameters[position] = Self.parameter(value)
+  }
+
+  /// A value as the parameter sent for it.
+  static func parameter(_ value: SQLValue) -> PGParameter {
     switch value {
-    case .integer(let value): parameters[position] = .text(String(value))
-    case .real(let value): parameters[position] = .text(String(value))
-    case .text(let value): parameters[position] = .text(value)
-    case .null: parameters[position] = .null
+    case .integer(let value): .text(String(value))
+    case .real(let value): .text(String(value))
+    case .text(let value): .text(value)
+    case .null: .null
     }
   }
 
   func step() throws -> Bool {
     if result == nil {
-      let result = try database.connection.query(
-        sql, parameters: parameters, prepared: isPrepared)
+      let result =
+        try database.rowsSentWithCommit(sql, parameters)
+        ?? database.connection.query(sql, parameters: parameters, prepared: isPrepared)
       self.result = result
       rowsChanged = result.rowsAffected
       database.counted(result.rowCount)

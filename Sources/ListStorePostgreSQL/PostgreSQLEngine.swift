@@ -16,9 +16,25 @@ struct PostgreSQLEngine: StorageEngine {
   let connectionString: String
   /// The connection string without its password, for messages.
   let location: String
+  /// When a write's reads of the change log go with its `COMMIT`.
+  let readsWithCommit: ReadsWithCommit
 
-  init(connectionString: String) {
+  /// When a write's reads of the change log go with its `COMMIT`, in one round trip
+  /// (``PostgreSQLDatabase/sendWithCommit(_:)``).
+  enum ReadsWithCommit: Sendable {
+    /// When the server is reached over a network, not a Unix socket or the loopback
+    /// interface. A round trip saved there is worth more than it costs: measured (B10 in
+    /// BENCHMARKS.md), a write through a link adding 100 µs each way took 20 % less time,
+    /// while on a local socket it took about 10 % more (libpq's pipeline mode, and the
+    /// listener waking while the write still stages what it read).
+    case overNetwork
+    case always
+    case never
+  }
+
+  init(connectionString: String, readsWithCommit: ReadsWithCommit = .overNetwork) {
     self.connectionString = connectionString
+    self.readsWithCommit = readsWithCommit
     location = PGConnection.redactingPassword(in: connectionString)
   }
 
@@ -44,7 +60,7 @@ struct PostgreSQLEngine: StorageEngine {
       let connection = try PGConnection(connectionString)
       let setup = Self.sessionSetup(busyTimeout: busyTimeout, readOnly: readOnly)
       try connection.execute(setup)
-      return PostgreSQLDatabase(connection, sessionSetup: setup)
+      return PostgreSQLDatabase(connection, sessionSetup: setup, readsWithCommit: readsWithCommit)
     } catch {
       throw userError(error, busyTimeout: busyTimeout)
     }
@@ -72,10 +88,12 @@ struct PostgreSQLEngine: StorageEngine {
   }
 
   func watch(
+    ownCommits: (any Sendable)?,
     onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) -> (any ChangeWatch)? {
-    try? Listener(engine: self, onChange: onChange, status: status)
+    try? Listener(
+      engine: self, ownSession: ownCommits as? ServerSession, onChange: onChange, status: status)
   }
 
   func isEngineError(_ error: any Error) -> Bool { error is PGError }

@@ -16,6 +16,10 @@ final class Listener: ChangeWatch, @unchecked Sendable {
   // `@unchecked Sendable`: `stopped` and `interrupter` are thread-safe; everything
   // else is touched only by the listening thread.
   private let engine: PostgreSQLEngine
+  /// The session of the repository's own connection: its commits are delivered by its
+  /// writes (and one that may have failed by a refresh), so its notifications alone wake
+  /// nothing here.
+  private let ownSession: ServerSession?
   private let onChange: @Sendable (any DatabaseConnection) -> Void
   private let status: @Sendable (FeedConnectionStatus) -> Void
   private let interrupter: PGWaitInterrupter
@@ -31,10 +35,12 @@ final class Listener: ChangeWatch, @unchecked Sendable {
   )
 
   init(
-    engine: PostgreSQLEngine, onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    engine: PostgreSQLEngine, ownSession: ServerSession? = nil,
+    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) throws {
     self.engine = engine
+    self.ownSession = ownSession
     self.onChange = onChange
     self.status = status
     interrupter = try PGWaitInterrupter()
@@ -80,7 +86,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
             timeout: Self.idleCheck, interrupter: interrupter)
           if notifications.isEmpty {
             try connection.ping()
-          } else {
+          } else if !isOwn(notifications) {
             onChange(probe)
           }
         }
@@ -98,6 +104,14 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         delay = min(delay * 2, Self.reconnectDelays.longest)
       }
     }
+  }
+
+  /// Whether every one of `notifications` comes from the repository's own session.
+  private func isOwn(_ notifications: [PGNotification]) -> Bool {
+    guard let own = ownSession?.processID.load(ordering: .acquiring), own != 0 else {
+      return false
+    }
+    return notifications.allSatisfy { $0.processID == own }
   }
 
   /// Signalled only by `cancel`: waiting on it is a sleep that cancelling cuts short.

@@ -49,80 +49,155 @@ extension PGConnection {
   /// mode); `nil` when libpq has no pipeline mode, or when libpq would refuse `sql` before
   /// sending it (too many parameters): the opening statements are then sent on their own
   /// and the caller runs `sql` as usual.
-  ///
-  /// Results come back in order, each command's followed by a `NULL`: a failure makes the
-  /// commands after it `PGRES_PIPELINE_ABORTED`, and the sync's result ends the pipeline.
   func pipelined(_ sql: String, _ encoded: EncodedParameters, prepared: Bool) throws -> PGResult? {
-    guard let enter = pq.PQenterPipelineMode, let sync = pq.PQpipelineSync,
-      let sendPrepare = pq.PQsendPrepare, let sendParams = pq.PQsendQueryParams,
-      let sendPrepared = pq.PQsendQueryPrepared, encoded.count <= Self.parameterLimit
-    else {
+    let command = PipelineCommand(sql: sql, encoded: encoded, prepared: prepared)
+    guard let results = try runPipeline([command]) else {
       try sendDeferredBegin()
       return nil
     }
-    let opening = deferredBegin
-    deferredBegin.removeAll()
-    guard enter(handle) == 1 else { throw error(from: nil, sql: sql) }
-    // What was sent, in order: each opening statement, the PREPARE when the statement is
-    // new on this session, then the statement.
-    var commands: [String] = []
-    var sent = true
-    for statement in opening where sent {
-      sent = sendParams(handle, statement, 0, nil, nil, nil, nil, 0) == 1
-      if sent { commands.append(statement) }
+    // The opening's failure first: the statement did not run then.
+    for result in results { _ = try result.get() }
+    guard let last = results.last else { throw error(from: nil, sql: sql) }
+    return try last.get()
+  }
+
+  // MARK: - Reads sent with the COMMIT that follows them
+
+  /// Runs `queries` (each prepared once per session, as ``query(_:parameters:prepared:)``
+  /// does), then `COMMIT`, all in one round trip through libpq's pipeline mode, after a
+  /// transaction's opening if one is still queued: reads whose results are wanted only
+  /// if the transaction commits cost no round trip of their own.
+  ///
+  /// A failing query aborts the transaction: the queries after it and the `COMMIT` do not
+  /// run, and the transaction is left open for a `ROLLBACK`.
+  /// - Parameter queries: The statements and their parameters, in order.
+  /// - Returns: Each query's rows or error, and the commit's outcome (the first failure's
+  ///   error when something failed); `nil` when libpq has no pipeline mode or would
+  ///   refuse a query (too many parameters): nothing was sent then.
+  /// - Throws: ``PGError`` when the connection is closed, or a query's parameters cannot be
+  ///   sent (text with a NUL character).
+  public func queriesThenCommit(_ queries: [(sql: String, parameters: [any PGBindable])]) throws
+    -> (results: [Result<PGResult, PGError>], commit: Result<Void, PGError>)?
+  {
+    try checkOpen("COMMIT")
+    var commands = try queries.map { query in
+      PipelineCommand(
+        sql: query.sql, encoded: try EncodedParameters(query.parameters, sql: query.sql),
+        prepared: true)
     }
-    var preparing: (name: String, index: Int)?
-    if sent && prepared {
-      let name = preparedStatements[sql] ?? newStatementName()
-      if preparedStatements[sql] == nil {
-        sent = sendPrepare(handle, name, sql, 0, nil) == 1
-        if sent {
-          preparing = (name, commands.count)
-          commands.append(sql)
+    commands.append(PipelineCommand(sql: "COMMIT", encoded: nil, prepared: false))
+    let openings = deferredBegin.count
+    guard var results = try runPipeline(commands) else { return nil }
+    let opening = results.prefix(openings)
+    results.removeFirst(openings)
+    let committed = results.removeLast()
+    let firstFailure = (opening + results).lazy.compactMap { result -> PGError? in
+      guard case .failure(let error) = result else { return nil }
+      return error
+    }.first
+    let commit: Result<Void, PGError>
+    switch (firstFailure, committed) {
+    case (let failure?, _): commit = .failure(failure)
+    case (nil, .failure(let error)): commit = .failure(error)
+    case (nil, .success(let result)) where result.commandTag == "ROLLBACK":
+      commit = .failure(
+        PGError(
+          kind: .transactionAborted,
+          message: "a statement inside the transaction failed; COMMIT rolled the transaction back"))
+    case (nil, .success): commit = .success(())
+    }
+    return (results, commit)
+  }
+
+  /// One command of a pipeline: without parameters (`encoded` `nil`), it is sent as it is.
+  struct PipelineCommand {
+    var sql: String
+    var encoded: EncodedParameters?
+    var prepared: Bool
+  }
+
+  /// Sends the queued opening statements and `commands` in one pipeline with one sync,
+  /// and reads their results in order: a failure makes the commands after it
+  /// `PGRES_PIPELINE_ABORTED`, which come back as ``PGError/Kind/transactionAborted``.
+  /// - Returns: One result per opening statement and command, in order; `nil` when libpq
+  ///   has no pipeline mode, or would refuse a command (too many parameters): nothing was
+  ///   sent, and the opening is still queued.
+  func runPipeline(_ commands: [PipelineCommand]) throws -> [Result<PGResult, PGError>]? {
+    guard let enter = pq.PQenterPipelineMode, let sync = pq.PQpipelineSync,
+      let sendPrepare = pq.PQsendPrepare, let sendParams = pq.PQsendQueryParams,
+      let sendPrepared = pq.PQsendQueryPrepared,
+      commands.allSatisfy({ ($0.encoded?.count ?? 0) <= Self.parameterLimit })
+    else { return nil }
+    let opening = deferredBegin.map { PipelineCommand(sql: $0, encoded: nil, prepared: false) }
+    deferredBegin.removeAll()
+    guard enter(handle) == 1 else { throw error(from: nil, sql: commands.first?.sql) }
+    // What was sent, in order: for each command, the PREPARE when it is new on this
+    // session (with the name it gets), then the command; `owner`: the command's index.
+    var sent: [(sql: String, preparing: String?, owner: Int)] = []
+    var refusal: PGError?
+    for (index, command) in (opening + commands).enumerated() {
+      let encoded = try command.encoded ?? EncodedParameters([], sql: command.sql)
+      var ok = true
+      if command.prepared {
+        let known = preparedStatements[command.sql]
+        let name = known ?? newStatementName()
+        if known == nil {
+          ok = sendPrepare(handle, name, command.sql, 0, nil) == 1
+          if ok { sent.append((command.sql, name, index)) }
         }
-      }
-      if sent {
-        sent =
-          encoded.withUnsafePointers { count, values, lengths, formats in
+        ok =
+          ok
+          && encoded.withUnsafePointers { count, values, lengths, formats in
             sendPrepared(handle, name, count, values, lengths, formats, 0)
           } == 1
+      } else {
+        ok =
+          encoded.withUnsafePointers { count, values, lengths, formats in
+            sendParams(handle, command.sql, count, nil, values, lengths, formats, 0)
+          } == 1
       }
-    } else if sent {
-      sent =
-        encoded.withUnsafePointers { count, values, lengths, formats in
-          sendParams(handle, sql, count, nil, values, lengths, formats, 0)
-        } == 1
+      guard ok else {
+        refusal = error(from: nil, sql: command.sql)
+        break
+      }
+      sent.append((command.sql, nil, index))
     }
     // libpq refused a command before sending it: what it did send still needs the sync,
     // without which the server answers nothing.
-    let refusal = sent ? nil : error(from: nil, sql: sql)
-    if sent { commands.append(sql) }
     guard sync(handle) == 1 else {
       // The connection is gone: nothing comes back. The next transaction resets it.
       try leavePipeline()
-      throw refusal ?? error(from: nil, sql: sql)
+      throw refusal ?? error(from: nil, sql: commands.first?.sql)
     }
-    var failure = refusal
-    var last: PGResult?
-    for (index, command) in commands.enumerated() {
+    var results: [Result<PGResult, PGError>] = Array(
+      repeating: .failure(
+        refusal
+          ?? PGError(
+            kind: .transactionAborted,
+            message: "not run: a statement before it in the same round trip failed")),
+      count: opening.count + commands.count)
+    var failed = false
+    for command in sent {
       guard let result = pq.PQgetResult(handle) else {
-        failure = failure ?? error(from: nil, sql: command)
+        results[command.owner] = .failure(error(from: nil, sql: command.sql))
+        failed = true
         break
       }
-      let status = pq.PQresultStatus(result)
-      if status == PGRES_PIPELINE_ABORTED || failure != nil {
+      if pq.PQresultStatus(result) == PGRES_PIPELINE_ABORTED || failed {
         pq.PQclear(result)
       } else {
         do {
           let checked = try checked(
-            result, sql: command, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
-          if index == commands.count - 1, refusal == nil {
-            last = checked
-          } else if let preparing, preparing.index == index {
-            preparedStatements[sql] = preparing.name
+            result, sql: command.sql, accepting: [PGRES_COMMAND_OK, PGRES_TUPLES_OK])
+          if let name = command.preparing {
+            preparedStatements[command.sql] = name
+          } else {
+            results[command.owner] = .success(checked)
           }
         } catch let error as PGError {
-          failure = error
+          // (A failed PREPARE is its command's failure.)
+          failed = true
+          results[command.owner] = .failure(error)
         }
       }
       // The end of this command's results.
@@ -130,15 +205,14 @@ extension PGConnection {
     }
     // The sync's result.
     if let result = pq.PQgetResult(handle) {
-      if pq.PQresultStatus(result) != PGRES_PIPELINE_SYNC, failure == nil {
-        failure = error(from: result, sql: sql)
+      if pq.PQresultStatus(result) != PGRES_PIPELINE_SYNC, !failed, refusal == nil {
+        let failure = error(from: result, sql: commands.last?.sql)
+        results = results.map { _ in .failure(failure) }
       }
       pq.PQclear(result)
     }
     try leavePipeline()
-    if let failure { throw failure }
-    guard let last else { throw error(from: nil, sql: sql) }
-    return last
+    return results
   }
 
   /// Leaves pipeline mode, reading any results still pending. A lost connection stays in

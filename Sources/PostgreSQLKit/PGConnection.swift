@@ -387,6 +387,43 @@ public final class PGConnection {
   /// `pg_backend_pid()` returns, and ``PGNotification/processID`` of its notifications).
   public var backendPID: Int32 { isClosed ? 0 : pq.PQbackendPID(handle) }
 
+  /// Whether the connection reaches its server over a Unix-domain socket or the loopback
+  /// interface (as its socket's peer address says): a link where a round trip costs
+  /// little. `false` when closed, or when the address cannot be read.
+  public var isLocal: Bool {
+    guard !isClosed else { return false }
+    let socket = pq.PQsocket(handle)
+    guard socket >= 0 else { return false }
+    var address = sockaddr_storage()
+    var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+    let status = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        getpeername(socket, $0, &length)
+      }
+    }
+    guard status == 0 else { return false }
+    return withUnsafePointer(to: &address) { pointer in
+      switch Int32(pointer.pointee.ss_family) {
+      case AF_UNIX: return true
+      case AF_INET:
+        return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+          UInt32(bigEndian: $0.pointee.sin_addr.s_addr) >> 24 == 127
+        }
+      case AF_INET6:
+        return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+          let bytes = withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }
+          // ::1, or an IPv4 loopback address mapped (::ffff:127.x.y.z).
+          let loopback = bytes[..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+          let mapped =
+            bytes[..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+            && bytes[12] == 127
+          return loopback || mapped
+        }
+      default: return false
+      }
+    }
+  }
+
   /// The server's version as a number, such as 150018 for 15.18.
   public var serverVersion: Int { isClosed ? 0 : Int(pq.PQserverVersion(handle)) }
 

@@ -119,7 +119,9 @@ enum PostgresObserveBenchmark {
     }
     if let delay = options.postgresDelay {
       let proxy = try DelayProxy(targetPort: database.server.port, delayMicroseconds: delay)
-      location = location.replacing("port=\(database.server.port) ", with: "port=\(proxy.port) ")
+      location = location.replacing(
+        "host=127.0.0.1 port=\(database.server.port) ",
+        with: "host=\(proxy.host) port=\(proxy.port) ")
     }
     let repository = try Repository(url: location)
     defer { repository.stopObserving() }

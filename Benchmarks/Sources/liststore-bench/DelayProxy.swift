@@ -5,19 +5,24 @@ import Synchronization
   import Glibc
 #endif
 
-/// A TCP proxy on 127.0.0.1 that holds every chunk of bytes for `delay` before passing
-/// it on, in both directions: a link whose round trip takes two delays more than
-/// loopback's, between the benchmark and a server on `targetPort` (B10 with
-/// `--pg-tcp-delay`). It runs until the process ends.
+/// A TCP proxy that holds every chunk of bytes for `delay` before passing it on, in both
+/// directions: a link whose round trip takes two delays more than loopback's, between the
+/// benchmark and a server on `targetPort` of 127.0.0.1 (B10 with `--pg-tcp-delay`). It
+/// listens on the machine's own network address when it has one, so that clients see a
+/// network link (ListStore sends a write's reads with its COMMIT only over a network),
+/// else on 127.0.0.1. It runs until the process ends.
 final class DelayProxy: Sendable {
   /// Where clients connect.
+  let host: String
   let port: Int
 
-  /// Starts listening on an unused port of 127.0.0.1.
+  /// Starts listening on an unused port.
   init(targetPort: Int, delayMicroseconds: Int) throws {
     let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard listener >= 0 else { throw BenchError("proxy: socket: \(errnoText())") }
     var address = Self.loopback(port: 0)
+    if let network = Self.networkAddress() { address.sin_addr.s_addr = network }
+    host = Self.text(address.sin_addr)
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
         bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
@@ -50,6 +55,28 @@ final class DelayProxy: Sendable {
         }
       }
     }
+  }
+
+  /// The machine's first IPv4 address outside the loopback network, if any.
+  private static func networkAddress() -> in_addr_t? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0, let first = list else { return nil }
+    defer { freeifaddrs(first) }
+    for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+      guard let address = entry.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET
+      else { continue }
+      let ipv4 = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+        $0.pointee.sin_addr.s_addr
+      }
+      if UInt32(bigEndian: ipv4) >> 24 != 127 { return ipv4 }
+    }
+    return nil
+  }
+
+  /// An IPv4 address in dotted form.
+  private static func text(_ address: in_addr) -> String {
+    let value = UInt32(bigEndian: address.s_addr)
+    return [24, 16, 8, 0].map { String((value >> $0) & 0xFF) }.joined(separator: ".")
   }
 
   private static func loopback(port: Int) -> sockaddr_in {

@@ -47,7 +47,16 @@ extension ChangeFeed {
       // A failure to read the log must not undo the write: the observers stay where
       // they were, and read again once it is committed.
       var failure: (any Error)?
-      do { staged = try stage(live, db: db, inWrite: true) } catch { failure = error }
+      // PostgreSQL over a network: what the staging reads goes with the COMMIT, in one
+      // round trip; the commit's outcome still decides whether what was staged is installed.
+      if let reads = Self.writeReads(live, dialect: db.dialect) { try db.sendWithCommit(reads) }
+      do {
+        staged = try stage(live, db: db, inWrite: true)
+      } catch is NeedsReload {
+        // A read that did not go with the COMMIT: a refresh reads it after the commit.
+      } catch {
+        failure = error
+      }
       watch.withLock { $0 }?.noteOwnCommit()
       do {
         try commit()
@@ -55,6 +64,7 @@ extension ChangeFeed {
         // Not committed: the observers are where they were. A failed read is the first
         // cause: PostgreSQL aborts the transaction at it, and the commit fails then.
         for observer in live { observer.discard() }
+        readAfterFailedCommit()
         throw failure ?? error
       }
       guard let staged else {
@@ -70,10 +80,33 @@ extension ChangeFeed {
     }
     guard let outcome else {
       watch.withLock { $0 }?.noteOwnCommit()
-      try commit()
+      do { try commit() } catch {
+        readAfterFailedCommit()
+        throw error
+      }
       return ([], true)
     }
     return outcome
+  }
+
+  /// After a commit that failed, where the watch leaves this repository's own commits to
+  /// its writes (``ownCommits``, PostgreSQL): the commit's answer may have been lost after
+  /// it went through, so a refresh reads the log soon.
+  private func readAfterFailedCommit() {
+    if ownCommits != nil { scheduleRetry() }
+  }
+
+  /// What ``stage(_:db:inWrite:)`` reads in a write, unless an observer must read again
+  /// (then it reads nothing): the log's page after the slowest observer. (Where the log
+  /// ends is read only when the page does not go on right after that observer: rarely,
+  /// and then after the commit, by a refresh.)
+  static func writeReads(_ live: [FeedObserver], dialect: SQLDialect) -> [(
+    sql: String, values: [SQLValue]
+  )]? {
+    guard !live.contains(where: \.needsRead), let slowest = live.lazy.map(\.seq).min() else {
+      return nil
+    }
+    return [(dialect.changeLogPage.all, [.integer(slowest)])]
   }
 
   /// One observer's staged work: applied, once committed, by `install`.

@@ -51,6 +51,8 @@ final class ChangeFeed: Sendable {
   /// waits for the watch's callback, which may wait for `state`.
   let watch = Locked<(any ChangeWatch)?>(nil)
   let watchesDatabase: Bool
+  /// Tells the watch which commits are the repository's own (``DatabaseConnection/ownCommits``).
+  let ownCommits: (any Sendable)?
   /// Why other connections' commits cannot reach this feed's observers (a file read
   /// immutable), or `nil`: observing is refused then, rather than showing a state that
   /// might silently go stale.
@@ -103,11 +105,15 @@ final class ChangeFeed: Sendable {
   ///   - readOnly: Whether the repository opened the database read-only.
   ///   - watchesDatabase: Whether other processes' commits are noticed on their own;
   ///     when `false`, they arrive only through ``refresh()`` (and writes).
+  ///   - ownCommits: What tells the repository's own commits apart for the watch: its
+  ///     writes deliver them, and a commit that may have failed is read by a refresh.
   /// - Throws: ``ListStoreError`` when the connection cannot be opened.
   init(
-    engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool, watchesDatabase: Bool = true
+    engine: any StorageEngine, busyTimeout: Duration, readOnly: Bool, watchesDatabase: Bool = true,
+    ownCommits: (any Sendable)? = nil
   ) throws(ListStoreError) {
     self.engine = engine
+    self.ownCommits = ownCommits
     self.busyTimeout = busyTimeout
     self.readOnly = readOnly
     self.watchesDatabase = watchesDatabase
@@ -173,6 +179,7 @@ final class ChangeFeed: Sendable {
       watch.withLock { watch in
         guard watch == nil else { return }
         watch = engine.watch(
+          ownCommits: ownCommits,
           onChange: { [weak self] probe in self?.databaseChanged(probe: probe) },
           status: { [weak self] status in self?.report(status) })
       }

@@ -3,8 +3,10 @@ import Observable2D
 import SQLiteKit
 
 /// Why an observer must reload its list instead of applying the log.
-struct NeedsReload: Error {
-  var reason: String
+package struct NeedsReload: Error {
+  package var reason: String
+
+  package init(reason: String) { self.reason = reason }
 }
 
 /// What a batch of log entries did to one observed list.

@@ -273,7 +273,7 @@ public final class Repository: Sendable {
       if let feed { return feed }
       let made = try ChangeFeed(
         engine: engine, busyTimeout: busyTimeout, readOnly: isReadOnly,
-        watchesDatabase: watchesDatabase)
+        watchesDatabase: watchesDatabase, ownCommits: connection.ownCommits)
       feed = made
       return made
     }

@@ -49,8 +49,11 @@ package protocol StorageEngine: Sendable {
     throws(ListStoreError) -> any DatabaseConnection
   /// Starts watching for commits by others: `onChange` is called, on a thread of the
   /// watch's own, with a connection it may use there to check the log cheaply; `status`
-  /// hears when the engine loses or regains its connection. `nil` when it cannot watch.
+  /// hears when the engine loses or regains its connection. Commits that `ownCommits`
+  /// (``DatabaseConnection/ownCommits`` of the repository's connection) tells apart as
+  /// the repository's own may be left out. `nil` when it cannot watch.
   func watch(
+    ownCommits: (any Sendable)?,
     onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) -> (any ChangeWatch)?
