@@ -2,9 +2,48 @@ import ListStore
 import PostgreSQLKit
 import Synchronization
 
-/// The server process a connection's session runs in, read by other threads (0: none).
+/// The server process of the repository's connection, as its listener sees it: the
+/// listener leaves that session's notifications to the repository's writes. A session is
+/// recorded only once a commit succeeded on it, and forgotten whenever the listener
+/// connects (the server may have restarted, and a new session of another client may have
+/// the old process id) or the connection's session changed: a notification is taken for
+/// the repository's own only when that session committed since the listener connected.
 final class ServerSession: Sendable {
-  let processID = Atomic<Int32>(0)
+  /// A generation (begun anew by ``forget()``) in the high 32 bits, the process id in the
+  /// low 32 (0: none recorded).
+  private let state = Atomic<UInt64>(0)
+
+  /// The recorded process id; 0 when none.
+  var processID: Int32 {
+    Int32(bitPattern: UInt32(truncatingIfNeeded: state.load(ordering: .acquiring)))
+  }
+
+  /// The generation, to pass to ``record(_:generation:)`` after a commit.
+  var generation: UInt32 { UInt32(truncatingIfNeeded: state.load(ordering: .acquiring) >> 32) }
+
+  /// Records `processID`, unless ``forget()`` ran since `generation` was read.
+  func record(_ processID: Int32, generation: UInt32) {
+    let desired = UInt64(generation) << 32 | UInt64(UInt32(bitPattern: processID))
+    var current = state.load(ordering: .acquiring)
+    while UInt32(truncatingIfNeeded: current >> 32) == generation, current != desired {
+      let (exchanged, original) = state.compareExchange(
+        expected: current, desired: desired, ordering: .acquiringAndReleasing)
+      if exchanged { return }
+      current = original
+    }
+  }
+
+  /// Forgets the process id, beginning a new generation.
+  func forget() {
+    var current = state.load(ordering: .acquiring)
+    while true {
+      let next = UInt64(UInt32(truncatingIfNeeded: current >> 32) &+ 1) << 32
+      let (exchanged, original) = state.compareExchange(
+        expected: current, desired: next, ordering: .acquiringAndReleasing)
+      if exchanged { return }
+      current = original
+    }
+  }
 }
 
 /// ListStore's connection to a PostgreSQL database: a ``DatabaseConnection`` over
@@ -64,7 +103,6 @@ final class PostgreSQLDatabase: DatabaseConnection {
     self.connection = connection
     self.sessionSetup = sessionSetup
     self.readsWithCommit = readsWithCommit
-    session.processID.store(connection.backendPID, ordering: .releasing)
     sendsReadsWithCommit = Self.sendsReads(readsWithCommit, connection)
   }
 
@@ -82,9 +120,13 @@ final class PostgreSQLDatabase: DatabaseConnection {
     }
   }
 
-  /// The server session this connection runs in now (it changes when the connection is
-  /// opened again): how a listener tells this connection's notifications apart.
+  /// The server session this connection last committed in: how the repository's listener
+  /// tells its notifications apart.
   let session = ServerSession()
+  /// ``ServerSession/generation`` when the transaction under way began.
+  private var sessionGeneration: UInt32 = 0
+  /// How many commits carried reads (``sendWithCommit(_:)``), for tests.
+  private(set) var commitsWithReads = 0
 
   var ownCommits: (any Sendable)? { session }
 
@@ -126,6 +168,7 @@ final class PostgreSQLDatabase: DatabaseConnection {
       zip(queries, results).map { query, result in (query.sql, query.parameters, result) },
       commit
     )
+    commitsWithReads += 1
   }
 
   /// The rows `sql` got with `parameters` when ``sendWithCommit(_:)`` sent it (each such
@@ -158,13 +201,17 @@ final class PostgreSQLDatabase: DatabaseConnection {
     // before the next transaction; the work it was doing failed with its error.
     if !connection.isConnected {
       try connection.reset()
-      session.processID.store(connection.backendPID, ordering: .releasing)
       sendsReadsWithCommit = Self.sendsReads(readsWithCommit, connection)
       if !sessionSetup.isEmpty { try connection.execute(sessionSetup) }
     }
-    // Sent with the transaction's first statement, in its round trip: a single-item write
-    // makes three round trips (the opening with the write, the log read, COMMIT; B10 in
-    // BENCHMARKS.md), a read one.
+    // Another session than the one that last committed (opened again, here or by libpq
+    // after a pipeline it could not leave): its process id no longer tells anything.
+    if session.processID != 0, session.processID != connection.backendPID { session.forget() }
+    sessionGeneration = session.generation
+    // Sent with the transaction's first statement, in its round trip: an observed
+    // single-item write makes three round trips (the opening with the write, the log read,
+    // COMMIT), two over a network, where the log read goes with the COMMIT (B10 in
+    // BENCHMARKS.md); a read makes one.
     try connection.beginWithNextStatement(mode == .write ? Self.beginWrite : Self.beginRead)
   }
 
@@ -172,11 +219,13 @@ final class PostgreSQLDatabase: DatabaseConnection {
     // A transaction that ran no statement was never opened on the server.
     if let sent = sentWithCommit {
       sentWithCommit = nil
-      return try sent.commit.get()
+      try sent.commit.get()
+    } else {
+      if connection.discardDeferredBegin() { return }
+      // Fails, rather than reporting success, when a failed statement had aborted it.
+      try connection.commit()
     }
-    if connection.discardDeferredBegin() { return }
-    // Fails, rather than reporting success, when a failed statement had aborted it.
-    try connection.commit()
+    session.record(connection.backendPID, generation: sessionGeneration)
   }
 
   func rollback() {

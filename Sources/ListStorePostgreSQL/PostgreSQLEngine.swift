@@ -89,7 +89,7 @@ struct PostgreSQLEngine: StorageEngine {
 
   func watch(
     ownCommits: (any Sendable)?,
-    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    onChange: @escaping @Sendable ((any DatabaseConnection)?) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) -> (any ChangeWatch)? {
     try? Listener(

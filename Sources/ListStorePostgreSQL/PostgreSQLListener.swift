@@ -20,7 +20,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
   /// writes (and one that may have failed by a refresh), so its notifications alone wake
   /// nothing here.
   private let ownSession: ServerSession?
-  private let onChange: @Sendable (any DatabaseConnection) -> Void
+  private let onChange: @Sendable ((any DatabaseConnection)?) -> Void
   private let status: @Sendable (FeedConnectionStatus) -> Void
   private let interrupter: PGWaitInterrupter
   private let stopped = Atomic<Bool>(false)
@@ -36,7 +36,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
 
   init(
     engine: PostgreSQLEngine, ownSession: ServerSession? = nil,
-    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    onChange: @escaping @Sendable ((any DatabaseConnection)?) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) throws {
     self.engine = engine
@@ -73,6 +73,9 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         // Named, so that an administrator can tell it among the sessions.
         try connection.execute("SET application_name = 'liststore listener'")
         try connection.listen("liststore")
+        // (A restarted server may have given the repository's old process id to another
+        // client: notifications are its own again only after it committed once more.)
+        ownSession?.forget()
         let probe = PostgreSQLDatabase(connection)
         if lost {
           lost = false
@@ -86,8 +89,10 @@ final class Listener: ChangeWatch, @unchecked Sendable {
             timeout: Self.idleCheck, interrupter: interrupter)
           if notifications.isEmpty {
             try connection.ping()
-          } else if !isOwn(notifications) {
-            onChange(probe)
+          } else {
+            // The repository's own commits alone: nothing to read (its writes delivered
+            // them), only its progress to note for others' pruning.
+            onChange(isOwn(notifications) ? nil : probe)
           }
         }
         connection.close()
@@ -108,7 +113,7 @@ final class Listener: ChangeWatch, @unchecked Sendable {
 
   /// Whether every one of `notifications` comes from the repository's own session.
   private func isOwn(_ notifications: [PGNotification]) -> Bool {
-    guard let own = ownSession?.processID.load(ordering: .acquiring), own != 0 else {
+    guard let own = ownSession?.processID, own != 0 else {
       return false
     }
     return notifications.allSatisfy { $0.processID == own }

@@ -169,21 +169,20 @@ extension PGConnection {
       try leavePipeline()
       throw refusal ?? error(from: nil, sql: commands.first?.sql)
     }
-    var results: [Result<PGResult, PGError>] = Array(
-      repeating: .failure(
-        refusal
-          ?? PGError(
-            kind: .transactionAborted,
-            message: "not run: a statement before it in the same round trip failed")),
-      count: opening.count + commands.count)
-    var failed = false
+    var results: [Result<PGResult, PGError>?] = Array(
+      repeating: nil, count: opening.count + commands.count)
+    // The first failure: the commands it aborted fail with it, as a statement run alone
+    // after it would have (and a caller reading one of them learns the cause).
+    var failure: PGError?
     for command in sent {
       guard let result = pq.PQgetResult(handle) else {
-        results[command.owner] = .failure(error(from: nil, sql: command.sql))
-        failed = true
+        let lost = failure ?? error(from: nil, sql: command.sql)
+        results[command.owner] = .failure(lost)
+        failure = lost
         break
       }
-      if pq.PQresultStatus(result) == PGRES_PIPELINE_ABORTED || failed {
+      if pq.PQresultStatus(result) == PGRES_PIPELINE_ABORTED || failure != nil {
+        if let failure { results[command.owner] = .failure(failure) }
         pq.PQclear(result)
       } else {
         do {
@@ -196,7 +195,7 @@ extension PGConnection {
           }
         } catch let error as PGError {
           // (A failed PREPARE is its command's failure.)
-          failed = true
+          failure = error
           results[command.owner] = .failure(error)
         }
       }
@@ -205,14 +204,18 @@ extension PGConnection {
     }
     // The sync's result.
     if let result = pq.PQgetResult(handle) {
-      if pq.PQresultStatus(result) != PGRES_PIPELINE_SYNC, !failed, refusal == nil {
-        let failure = error(from: result, sql: commands.last?.sql)
-        results = results.map { _ in .failure(failure) }
+      if pq.PQresultStatus(result) != PGRES_PIPELINE_SYNC, failure == nil, refusal == nil {
+        let failed = error(from: result, sql: commands.last?.sql)
+        results = results.map { _ in .failure(failed) }
       }
       pq.PQclear(result)
     }
+    // Commands not run (after a failure, or not sent) fail with what stopped them.
+    let stopped =
+      failure ?? refusal
+      ?? PGError(kind: .transactionAborted, message: "not run: the round trip was cut short")
     try leavePipeline()
-    return results
+    return results.map { $0 ?? .failure(stopped) }
   }
 
   /// Leaves pipeline mode, reading any results still pending. A lost connection stays in

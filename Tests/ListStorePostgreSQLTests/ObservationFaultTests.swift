@@ -204,4 +204,32 @@ import Testing
     first.cancel()
     second.cancel()
   }
+
+  /// The listener leaves the repository's own commits to its writes, yet where the
+  /// observer has read is still recorded for pruning: an observer that sees only its own
+  /// repository's writes does not hold the change log back.
+  @Test func ownWritesAloneAdvanceTheReaderRecord() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository, items: 1)
+    let recorder = try record(list)
+    let foreign = try PGConnection(database.location)
+    let readers = "SELECT min(seq) FROM change_log_readers"
+    let start = try #require(try foreign.scalarInt64(readers))
+    // The record is rewritten at most once a second: write until it moves (each write's
+    // event has arrived when the write returns), or give up after a generous deadline.
+    let deadline = ContinuousClock.now + .seconds(60)
+    var written = 0
+    while try foreign.scalarInt64(readers) == start, ContinuousClock.now < deadline {
+      try list.appendItem(RawJSON("\"own \(written)\""), toSection: 0)
+      written += 1
+    }
+    let recorded = try #require(try foreign.scalarInt64(readers))
+    #expect(recorded > start, "the record stayed at \(start) after \(written) writes")
+    // It is a position this observer has processed.
+    let last = try #require(try foreign.scalarInt64("SELECT max(seq) FROM changes"))
+    #expect(recorded <= last)
+    try expectExact(recorder, database, list: "l")
+  }
 }

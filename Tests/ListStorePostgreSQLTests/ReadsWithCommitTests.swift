@@ -107,6 +107,9 @@ import Testing
       }
     }
     try expectExact(recorder, database, list: "l")
+    // The reads did go with the COMMIT (or not) as the rule says.
+    let sentAlong = try #require(repository.connection as? PostgreSQLDatabase).commitsWithReads
+    #expect(rule == .always ? sentAlong > scaled(150) / 2 : sentAlong == 0, "\(sentAlong)")
     #expect(try waitUntilExact(otherRecorder, database, list: "l"))
     #expect(otherRecorder.problems.isEmpty && otherRecorder.error == nil)
   }

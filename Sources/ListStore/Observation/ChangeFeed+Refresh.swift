@@ -67,9 +67,14 @@ extension ChangeFeed {
   /// The watch saw a commit: refresh, unless the log has nothing this feed has not
   /// processed (this process's own commits, which its writes already delivered). The
   /// check runs on the watch's own connection, `probe`, without waiting for work under
-  /// way.
-  func databaseChanged(probe: any DatabaseConnection) {
+  /// way; with no `probe`, the watch knows the commits to be this repository's own.
+  /// Either way, where this process has read is noted for others' pruning.
+  func databaseChanged(probe: (any DatabaseConnection)?) {
     guard observerCount.load(ordering: .acquiring) > 0 else { return }
+    guard let probe else {
+      updateReader()
+      return
+    }
     if let (lastSeq, _) = try? ChangeLog.lastSeqAndHorizon(db: probe),
       lastSeq <= processedSeq.load(ordering: .acquiring)
     {

@@ -27,7 +27,10 @@ extension ChangeFeed {
         || registering.load(ordering: .sequentiallyConsistent) > 0
     else {
       pause { $0.beforeCommitWithoutObservers }
-      try commit()
+      do { try commit() } catch {
+        if registering.load(ordering: .sequentiallyConsistent) > 0 { readAfterFailedCommit() }
+        throw error
+      }
       // An observer registering now may have read the state before this commit: it
       // announced itself first, so it is seen here, and a refresh brings it this write.
       let racing =
@@ -49,7 +52,13 @@ extension ChangeFeed {
       var failure: (any Error)?
       // PostgreSQL over a network: what the staging reads goes with the COMMIT, in one
       // round trip; the commit's outcome still decides whether what was staged is installed.
-      if let reads = Self.writeReads(live, dialect: db.dialect) { try db.sendWithCommit(reads) }
+      if let reads = Self.writeReads(live, dialect: db.dialect) {
+        do { try db.sendWithCommit(reads) } catch {
+          // (Its COMMIT may have gone through.)
+          readAfterFailedCommit()
+          throw error
+        }
+      }
       do {
         staged = try stage(live, db: db, inWrite: true)
       } catch is NeedsReload {

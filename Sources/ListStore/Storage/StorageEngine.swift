@@ -51,10 +51,11 @@ package protocol StorageEngine: Sendable {
   /// watch's own, with a connection it may use there to check the log cheaply; `status`
   /// hears when the engine loses or regains its connection. Commits that `ownCommits`
   /// (``DatabaseConnection/ownCommits`` of the repository's connection) tells apart as
-  /// the repository's own may be left out. `nil` when it cannot watch.
+  /// the repository's own may be reported with no connection: nothing to read, only
+  /// progress to note. `nil` when it cannot watch.
   func watch(
     ownCommits: (any Sendable)?,
-    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    onChange: @escaping @Sendable ((any DatabaseConnection)?) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) -> (any ChangeWatch)?
   /// The error users should see for `error`, met on this database.

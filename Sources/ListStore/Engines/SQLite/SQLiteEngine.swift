@@ -51,7 +51,7 @@ struct SQLiteEngine: StorageEngine {
 
   func watch(
     ownCommits: (any Sendable)?,
-    onChange: @escaping @Sendable (any DatabaseConnection) -> Void,
+    onChange: @escaping @Sendable ((any DatabaseConnection)?) -> Void,
     status: @escaping @Sendable (FeedConnectionStatus) -> Void
   ) -> (any ChangeWatch)? {
     guard
