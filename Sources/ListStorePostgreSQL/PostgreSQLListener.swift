@@ -84,15 +84,29 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         delay = Self.reconnectDelays.first
         // Whatever was committed before LISTEN took effect is in the log.
         onChange(probe)
+        // Notifications taken for the repository's own since the log was last checked.
+        var skipped = false
         while !stopped.load(ordering: .acquiring) {
           let notifications = try connection.waitForNotifications(
             timeout: Self.idleCheck, interrupter: interrupter)
           if notifications.isEmpty {
+            // Once quiet, the log is checked after skipped notifications: one of them may
+            // have come from another client's session that reused the process id of the
+            // repository's, which died since its last commit (its next transaction, in a
+            // new session, would bring what it missed, but it may be idle).
+            if skipped {
+              skipped = false
+              onChange(probe)
+            }
             try connection.ping()
-          } else {
+          } else if isOwn(notifications) {
             // The repository's own commits alone: nothing to read (its writes delivered
             // them), only its progress to note for others' pruning.
-            onChange(isOwn(notifications) ? nil : probe)
+            skipped = true
+            onChange(nil)
+          } else {
+            skipped = false
+            onChange(probe)
           }
         }
         connection.close()

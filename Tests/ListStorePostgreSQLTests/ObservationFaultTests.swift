@@ -232,4 +232,27 @@ import Testing
     #expect(recorded <= last)
     try expectExact(recorder, database, list: "l")
   }
+
+  /// A notification taken for the repository's own although another client's session sent
+  /// it (one that reused the process id of the repository's session, which died since its
+  /// last commit) is still read once the listener is quiet, with no write by the
+  /// repository to bring it.
+  @Test func aNotificationTakenForTheRepositorysOwnIsReadOnceQuiet() throws {
+    let database = try freshDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let list = try makeList(repository, items: 1)
+    let recorder = try record(list)
+    let foreign = try PGConnection(database.location)
+    // The listener is up (it delivered another client's write) before the process id is
+    // recorded: its connecting forgets whatever was recorded before.
+    try foreign.execute(#"UPDATE items SET value = '"first"'"#)
+    #expect(try waitUntilExact(recorder, database, list: "l"))
+    let session = try #require(repository.connection as? PostgreSQLDatabase).session
+    session.record(foreign.backendPID, generation: session.generation)
+    #expect(session.processID == foreign.backendPID)
+    try foreign.execute(#"UPDATE items SET value = '"second"'"#)
+    #expect(try waitUntilExact(recorder, database, list: "l"))
+    try expectExact(recorder, database, list: "l")
+  }
 }
