@@ -114,6 +114,57 @@ import Testing
     #expect(otherRecorder.problems.isEmpty && otherRecorder.error == nil)
   }
 
+  /// The network drops between a write's `COMMIT` and its answer, three times: the write
+  /// reports the lost connection although the server committed it, and the observers, this
+  /// repository's and another's, still show exactly what the database holds (a refresh
+  /// reads the write), with the reads sent along and without; the next write reconnects.
+  @Test(arguments: rules)
+  func aCommitWhoseAnswerIsLostStillReachesTheObservers(
+    rule: PostgreSQLEngine.ReadsWithCommit
+  ) throws {
+    let server = try TestPostgresServer.shared(.init(acceptsPasswordsOverTCP: true))
+    let database = try TestDatabase.make(on: server)
+    defer { database.remove() }
+    let role = try server.createRole("app", password: "lost answers")
+    try grantListStoreRights(to: role, on: database)
+    let proxy = try CommitDroppingProxy(targetPort: server.port)
+    defer { proxy.stop() }
+    let location =
+      server.tcpConnectionString(
+        database: try #require(database.name), user: role, password: "lost answers"
+      ).replacing("port=\(server.port) ", with: "port=\(proxy.port) ")
+      + " sslmode=disable gssencmode=disable"
+    let repository = try Repository(
+      engine: PostgreSQLEngine(connectionString: location, readsWithCommit: rule),
+      busyTimeout: .seconds(10), readOnly: false, watchesDatabase: true)
+    let list = try repository.createList("l", metadata: RawJSON.self, item: RawJSON.self)
+    try list.appendSection(RawJSON(#"{"header":"S"}"#))
+    try list.appendItems((0..<3).map { RawJSON("\"\($0)\"") }, toSection: 0)
+    let recorder = try record(list)
+    let other = try database.openRepository()
+    let otherRecorder = try record(other.list("l", metadata: RawJSON.self, item: RawJSON.self))
+    let foreign = try PGConnection(database.location)
+    for round in 1...3 {
+      // The repository's session (a new one after each round).
+      let session = try #require(repository.connection as? PostgreSQLDatabase).connection
+      proxy.dropNextCommitAnswer(of: session.backendPID)
+      let value = "\"lost answer \(round)\""
+      let error = #expect(throws: ListStoreError.self) {
+        try list.appendItem(RawJSON(value), toSection: 0)
+      }
+      #expect(error?.isTransient == true, "\(String(describing: error))")
+      #expect(proxy.dropped == round)
+      #expect(try foreign.scalarInt64("SELECT count(*) FROM items WHERE value = $1", value) == 1)
+      #expect(try waitUntilExact(recorder, database, list: "l"))
+      #expect(try waitUntilExact(otherRecorder, database, list: "l"))
+      try list.appendItem(RawJSON("\"after \(round)\""), toSection: 0)
+      try expectExact(recorder, database, list: "l")
+    }
+    #expect(try waitUntilExact(otherRecorder, database, list: "l"))
+    #expect(recorder.problems.isEmpty && recorder.error == nil)
+    #expect(otherRecorder.problems.isEmpty && otherRecorder.error == nil)
+  }
+
   /// The rule for a repository's own link: local links (a Unix socket here) send reads
   /// on their own unless told to always send them along.
   @Test func aUnixSocketIsALocalLink() throws {
