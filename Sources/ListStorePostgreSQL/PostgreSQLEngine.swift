@@ -32,9 +32,17 @@ struct PostgreSQLEngine: StorageEngine {
     case never
   }
 
-  init(connectionString: String, readsWithCommit: ReadsWithCommit = .overNetwork) {
+  /// How long after a notification its listener took for the repository's own it checks
+  /// the log all the same (``Listener``); tests make it long, to see what else reads.
+  let ownCommitCheck: Duration
+
+  init(
+    connectionString: String, readsWithCommit: ReadsWithCommit = .overNetwork,
+    ownCommitCheck: Duration = Listener.idleCheck
+  ) {
     self.connectionString = connectionString
     self.readsWithCommit = readsWithCommit
+    self.ownCommitCheck = ownCommitCheck
     location = PGConnection.redactingPassword(in: connectionString)
   }
 

@@ -84,30 +84,27 @@ final class Listener: ChangeWatch, @unchecked Sendable {
         delay = Self.reconnectDelays.first
         // Whatever was committed before LISTEN took effect is in the log.
         onChange(probe)
-        // Notifications taken for the repository's own since the log was last checked.
-        var skipped = false
+        // When the log is checked after notifications taken for the repository's own: one
+        // of them may have come from another client's session that reused the process id
+        // of the repository's, which died since its last commit (the repository's next
+        // transaction, in a new session, would bring what it missed, but it may be idle).
+        // A deadline, not a quiet spell: that other session may go on committing.
+        var checkAfterSkips: ContinuousClock.Instant?
         while !stopped.load(ordering: .acquiring) {
+          let wait = checkAfterSkips.map { min(Self.idleCheck, $0 - .now) } ?? Self.idleCheck
           let notifications = try connection.waitForNotifications(
-            timeout: Self.idleCheck, interrupter: interrupter)
-          if notifications.isEmpty {
-            // Once quiet, the log is checked after skipped notifications: one of them may
-            // have come from another client's session that reused the process id of the
-            // repository's, which died since its last commit (its next transaction, in a
-            // new session, would bring what it missed, but it may be idle).
-            if skipped {
-              skipped = false
-              onChange(probe)
-            }
-            try connection.ping()
-          } else if isOwn(notifications) {
+            timeout: max(wait, .zero), interrupter: interrupter)
+          let due = checkAfterSkips.map { $0 <= .now } ?? false
+          if due || (!notifications.isEmpty && !isOwn(notifications)) {
+            checkAfterSkips = nil
+            onChange(probe)
+          } else if !notifications.isEmpty {
             // The repository's own commits alone: nothing to read (its writes delivered
             // them), only its progress to note for others' pruning.
-            skipped = true
+            if checkAfterSkips == nil { checkAfterSkips = .now + engine.ownCommitCheck }
             onChange(nil)
-          } else {
-            skipped = false
-            onChange(probe)
           }
+          if notifications.isEmpty { try connection.ping() }
         }
         connection.close()
       } catch {

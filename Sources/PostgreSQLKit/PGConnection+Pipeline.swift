@@ -118,7 +118,7 @@ extension PGConnection {
 
   /// Sends the queued opening statements and `commands` in one pipeline with one sync,
   /// and reads their results in order: a failure makes the commands after it
-  /// `PGRES_PIPELINE_ABORTED`, which come back as ``PGError/Kind/transactionAborted``.
+  /// `PGRES_PIPELINE_ABORTED`, which come back failed with that first failure's error.
   /// - Returns: One result per opening statement and command, in order; `nil` when libpq
   ///   has no pipeline mode, or would refuse a command (too many parameters): nothing was
   ///   sent, and the opening is still queued.

@@ -44,14 +44,23 @@ final class CommitDroppingProxy: Sendable {
         let client = accept(listener, nil, nil)
         if client < 0 {
           if errno == EINTR { continue }
+          close(listener)
           return
         }
         guard let server = Self.connect(port: targetPort) else {
           close(client)
           continue
         }
-        Thread.detachNewThread { Self.copy(from: client, to: server) }
-        Thread.detachNewThread { [self] in answers(from: server, to: client) }
+        // Both descriptors are closed by whichever of the two threads ends last.
+        let running = Running()
+        Thread.detachNewThread {
+          Self.copy(from: client, to: server)
+          running.end(client, server)
+        }
+        Thread.detachNewThread { [self] in
+          answers(from: server, to: client)
+          running.end(client, server)
+        }
       }
     }
   }
@@ -65,6 +74,18 @@ final class CommitDroppingProxy: Sendable {
 
   /// Stops accepting connections (those open stay).
   func stop() { shutdown(listener, Int32(SHUT_RDWR)) }
+
+  /// How many of a connection's two threads still run.
+  private final class Running: Sendable {
+    private let count = Atomic<Int>(2)
+
+    /// Closes `client` and `server` when the other thread ended too.
+    func end(_ client: Int32, _ server: Int32) {
+      guard count.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+      close(client)
+      close(server)
+    }
+  }
 
   private static func loopback(port: Int) -> sockaddr_in {
     var address = sockaddr_in()
@@ -98,11 +119,14 @@ final class CommitDroppingProxy: Sendable {
     }
   }
 
-  /// Writes all of `bytes` to `fd`; false when it cannot.
+  /// Writes all of `bytes` to `fd`; false when it cannot (a peer that is gone raises no
+  /// SIGPIPE).
   private static func write(_ bytes: some Collection<UInt8>, to fd: Int32) -> Bool {
     var rest = Array(bytes)[...]
     while !rest.isEmpty {
-      let written = rest.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+      let written = rest.withUnsafeBytes {
+        send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
       if written < 0 && errno == EINTR { continue }
       guard written > 0 else { return false }
       rest = rest.dropFirst(written)
@@ -132,12 +156,14 @@ final class CommitDroppingProxy: Sendable {
     func bigEndian(_ at: Int) -> Int32 {
       pending[at..<at + 4].reduce(0) { $0 << 8 | Int32($1) }
     }
-    while let chunk = Self.read(server, into: &buffer) {
+    reading: while let chunk = Self.read(server, into: &buffer) {
       pending += chunk
       var end = 0
       // Whole messages: a type byte, then a length that counts itself and the body.
       while pending.count - end >= 5 {
         let length = Int(bigEndian(end + 1))
+        // (A length that does not count itself is no PostgreSQL message.)
+        guard length >= 4 else { break reading }
         guard pending.count - end >= 1 + length else { break }
         let body = pending[(end + 5)..<(end + 1 + length)]
         if pending[end] == UInt8(ascii: "K"), body.count >= 4 { processID = bigEndian(end + 5) }

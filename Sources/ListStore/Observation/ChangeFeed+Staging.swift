@@ -27,15 +27,17 @@ extension ChangeFeed {
         || registering.load(ordering: .sequentiallyConsistent) > 0
     else {
       pause { $0.beforeCommitWithoutObservers }
-      do { try commit() } catch {
-        if registering.load(ordering: .sequentiallyConsistent) > 0 { readAfterFailedCommit() }
-        throw error
-      }
       // An observer registering now may have read the state before this commit: it
       // announced itself first, so it is seen here, and a refresh brings it this write.
-      let racing =
+      var racing: Bool {
         registering.load(ordering: .sequentiallyConsistent) > 0
-        || observerCount.load(ordering: .sequentiallyConsistent) > 0
+          || observerCount.load(ordering: .sequentiallyConsistent) > 0
+      }
+      do { try commit() } catch {
+        // (The commit may have gone through.)
+        if racing { readAfterFailedCommit() }
+        throw error
+      }
       return ([], racing)
     }
     let outcome = try state.withLockIfAvailable { _ throws -> ([FeedObserver], Bool) in
