@@ -176,13 +176,11 @@ extension PGConnection {
     var failure: PGError?
     for command in sent {
       guard let result = pq.PQgetResult(handle) else {
-        let lost = failure ?? error(from: nil, sql: command.sql)
-        results[command.owner] = .failure(lost)
-        failure = lost
+        if failure == nil { failure = error(from: nil, sql: command.sql) }
         break
       }
       if pq.PQresultStatus(result) == PGRES_PIPELINE_ABORTED || failure != nil {
-        if let failure { results[command.owner] = .failure(failure) }
+        // (Left without a result: it fails with what stopped it, below.)
         pq.PQclear(result)
       } else {
         do {

@@ -162,11 +162,12 @@ import Testing
       "replay differs from show --json:\n\(watch.output)\nerrors: \(watch.errors)")
     #expect(watch.lines.count > linesBefore)
     // One line per disconnection, however many attempts to reconnect failed, and one
-    // when connected again (before the changes made meanwhile).
+    // when connected again (before the changes made meanwhile; standard error is read
+    // apart from standard output, so it is waited for).
+    let connectedAgain = "liststore: connected again; changes made meanwhile follow"
+    #expect(watch.wait { _, errors in errors.last == connectedAgain }, "\(watch.errors)")
     #expect(watch.errors.count == errorsBefore + 2, "\(watch.errors)")
-    #expect(
-      watch.errors.last == "liststore: connected again; changes made meanwhile follow",
-      "\(watch.errors)")
+    #expect(watch.errors.last == connectedAgain, "\(watch.errors)")
     #expect(watch.process.isRunning)
   }
 
