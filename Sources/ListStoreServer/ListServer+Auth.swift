@@ -1,0 +1,95 @@
+import Dispatch
+import FoundationEssentials
+import ListStore
+import ListStoreFormats
+import Observable2D
+import ReactiveCore
+
+// Tokens, the page's cookie, and the live page's landing.
+extension ListServer {
+  func authorize(_ request: HTTPRequest) throws -> Tokens.Access {
+    guard let tokens = configuration.tokens else { return .write }
+    var token: String?
+    if let header = request.headers["authorization"] {
+      let parts = header.split(separator: " ", maxSplits: 1)
+      if parts.count == 2, parts[0].lowercased() == "bearer" {
+        token = String(parts[1]).trimmingSpaces()
+      }
+    }
+    token = token ?? request.query["access_token"]
+    if token == nil, let cookie = Self.cookie(request) {
+      // A cookie goes with any request the browser sends, whichever page asked: a write
+      // must also carry a header that only a script of this origin can add (another
+      // origin's would need a preflight, which this server does not grant).
+      if request.method != "GET" && request.method != "HEAD"
+        && request.headers["x-requested-with"] != "liststore"
+      {
+        throw APIFailure(
+          403, "forbidden",
+          "a write authorized by the page's cookie needs 'X-Requested-With: liststore'")
+      }
+      token = cookie
+    }
+    guard let token else {
+      throw APIFailure(
+        401, "unauthorized", "this server needs a token: send 'Authorization: Bearer TOKEN'",
+        headers: [("WWW-Authenticate", "Bearer")])
+    }
+    guard let access = tokens.access(for: token) else {
+      throw APIFailure(
+        401, "unauthorized", "the token is not known to this server",
+        headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+    }
+    return access
+  }
+
+  /// The token the live page keeps in its cookie.
+  static let cookieName = "liststore_token"
+
+  /// The token of the request's cookie, if it has one.
+  static func cookie(_ request: HTTPRequest) -> String? {
+    guard let header = request.headers["cookie"] else { return nil }
+    for pair in header.split(separator: ";") {
+      let parts = pair.split(separator: "=", maxSplits: 1)
+      if parts.count == 2, String(parts[0]).trimmingSpaces() == cookieName {
+        return String(parts[1]).trimmingSpaces()
+      }
+    }
+    return nil
+  }
+
+  /// `GET /` and `GET /lists/NAME`: the live page. A known `?access_token=` is kept in an
+  /// HttpOnly, SameSite=Strict cookie, and the page is asked for again without it, so that
+  /// the token leaves the address bar and the history.
+  func livePage(_ request: HTTPRequest) throws -> HTTPResponse {
+    guard request.method == "GET" || request.method == "HEAD" else {
+      throw Self.notAllowed(request, allow: "GET")
+    }
+    if let token = request.query["access_token"] {
+      guard configuration.tokens?.access(for: token) != nil else {
+        throw APIFailure(
+          401, "unauthorized", "the token is not known to this server",
+          headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+      }
+      let secure = configuration.tls != nil ? "; Secure" : ""
+      return HTTPResponse(
+        status: 303,
+        headers: [
+          ("Location", request.path),
+          ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" + secure),
+        ])
+    }
+    return HTTPResponse(
+      status: 200,
+      headers: [
+        ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
+        (
+          "Content-Security-Policy",
+          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+            + "img-src 'self' data:; frame-ancestors 'none'"
+        ),
+        ("X-Content-Type-Options", "nosniff"),
+      ],
+      body: Array(LivePage.html.utf8))
+  }
+}
