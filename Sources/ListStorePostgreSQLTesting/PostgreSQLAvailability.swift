@@ -1,3 +1,4 @@
+import ListStoreTesting
 public import Testing
 public import XCTest
 
@@ -8,7 +9,8 @@ extension Trait where Self == ConditionTrait {
   ///
   /// With `LISTSTORE_REQUIRE_POSTGRES=1` in the environment (set it in CI) they run
   /// anyway, and fail with that message when the programs are missing, so that a machine
-  /// without PostgreSQL cannot pass by skipping them.
+  /// without PostgreSQL cannot pass by skipping them. Skips are counted, and listed with
+  /// their reason when the test process exits.
   ///
   /// ```swift
   /// @Suite(.requiresPostgreSQL, .temporaryRepository(engine: .postgresql))
@@ -16,7 +18,10 @@ extension Trait where Self == ConditionTrait {
   /// ```
   public static var requiresPostgreSQL: Self {
     .enabled(
-      if: TestPostgresServer.testsEnabled, Comment(rawValue: TestPostgresServer.skipComment))
+      if: Prerequisites.check(
+        TestPostgresServer.unavailableReason == nil, required: TestPostgresServer.isRequired,
+        reason: TestPostgresServer.skipComment),
+      Comment(rawValue: TestPostgresServer.skipComment))
   }
 }
 
@@ -34,6 +39,7 @@ extension XCTestCase {
   /// - Throws: `XCTSkip` where the server programs are missing.
   public func skipUnlessPostgreSQLIsInstalled() throws {
     if !TestPostgresServer.testsEnabled {
+      Prerequisites.recordSkip(TestPostgresServer.skipComment)
       throw XCTSkip(TestPostgresServer.skipComment)
     }
   }

@@ -20,10 +20,12 @@ extension TestPostgresServer {
     }
   }
 
-  /// Whether `LISTSTORE_REQUIRE_POSTGRES=1` is set: then missing server binaries make
-  /// the tests fail (when they start the server) instead of being skipped.
+  /// Whether `LISTSTORE_REQUIRE_POSTGRES=1` (or `LISTSTORE_REQUIRE_ALL=1`) is set: then
+  /// missing server binaries make the tests fail (when they start the server) instead of
+  /// being skipped.
   public static var isRequired: Bool {
     ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_POSTGRES"] == "1"
+      || Prerequisites.requireAll
   }
 
   /// Whether PostgreSQL tests should run: the binaries are present, or they are

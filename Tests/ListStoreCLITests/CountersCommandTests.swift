@@ -1,6 +1,7 @@
 import Counters
 import Foundation
 import ListStore
+import ListStoreTesting
 import PostgresTestSupport
 import TestSupport
 import Testing
@@ -306,6 +307,16 @@ let tmuxPath: String? = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bi
   .split(separator: ":").map { "\($0)/tmux" }
   .first { FileManager.default.isExecutableFile(atPath: $0) }
 
+extension Trait where Self == ConditionTrait {
+  /// Runs the suite where tmux is installed; else skips it, naming the package (and with
+  /// `LISTSTORE_REQUIRE_ALL=1`, runs it and fails).
+  static var tmux: Self {
+    let reason = "tmux is not installed: the terminal tests need it (apt-get install tmux)"
+    return .enabled(
+      if: Prerequisites.check(tmuxPath != nil, reason: reason), Comment(rawValue: reason))
+  }
+}
+
 /// A tmux server of its own (a unique `-L` socket) running `/bin/sh` in an 80×24 window.
 final class Tmux {
   let socket = "liststore-test-\(UUID().uuidString.prefix(8))"
@@ -470,7 +481,7 @@ extension String {
 }
 
 @Suite(
-  .enabled(if: tmuxPath != nil, "tmux is not installed: the terminal tests need it"),
+  .tmux,
   .timeLimit(.minutes(1)))
 struct CountersTerminalTests {
   let folder = TemporaryDirectory()

@@ -6,7 +6,7 @@ import Testing
 /// terminal (tmux): drawn on standard error once the work takes long enough, redrawn
 /// while the command waits, erased at the end; never with `--quiet` or off a terminal.
 @Suite(
-  .enabled(if: tmuxPath != nil, "tmux is not installed: the terminal tests need it"),
+  .tmux,
   .timeLimit(.minutes(2)))
 struct ProgressTests {
   let folder = TemporaryDirectory()

@@ -1,6 +1,7 @@
 import Foundation
 import ListStore
 import ListStorePostgreSQLTesting
+import ListStoreTesting
 import PostgresTestSupport
 import TestSupport
 import Testing
@@ -9,7 +10,7 @@ import Testing
 
 /// `liststore watch` in a real terminal (tmux) while other processes change the list.
 @Suite(
-  .enabled(if: tmuxPath != nil, "tmux is not installed: the terminal tests need it"),
+  .tmux,
   .timeLimit(.minutes(1)))
 struct WatchTerminalTests {
   let folder = TemporaryDirectory()

@@ -309,7 +309,9 @@ import Testing
         || (resumed.object?["changes"] as? [Any])?.isEmpty == false)
   }
 
-  @Test(.installed("openssl"))
+  @Test(
+    .installed("openssl"),
+    .loadable("libevent_openssl-2.1.so.7", package: "libevent-openssl-2.1-7"))
   func httpsServesTheSameAPI() throws {
     let database = try TestEngine.sqlite.makeDatabase()
     defer { database.remove() }
@@ -367,7 +369,7 @@ import Testing
     #expect(missing.stderr.contains("install libevent-openssl-2.1-7"), "\(missing.stderr)")
   }
 
-  @Test(.enabled(if: TestPostgresServer.testsEnabled, "PostgreSQL's server is not installed"))
+  @Test(.postgres)
   func serversOnOnePostgreSQLDatabaseEachSeeEveryWrite() throws {
     let database = try TestEngine.postgresql.makeDatabase()
     defer { database.remove() }

@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTesting
 import Testing
 
 /// A command that succeeded: status 0 and nothing on standard error.
@@ -27,15 +28,25 @@ public func expectFailure(
 
 extension Trait where Self == ConditionTrait {
   /// Runs the test where `program` is installed, and skips it elsewhere, naming Debian's
-  /// package; with `LISTSTORE_REQUIRE_TOOLS=1` (set in CI, which installs them) it runs
+  /// package; with `LISTSTORE_REQUIRE_ALL=1` (set in CI, which installs them) it runs
   /// anyway, and fails when the program is missing.
   public static func installed(_ program: String, package: String? = nil) -> Self {
-    let found = ["/usr/bin/", "/bin/"].contains {
-      FileManager.default.isExecutableFile(atPath: $0 + program)
-    }
-    let required = ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_TOOLS"] == "1"
+    let reason =
+      "\(program) is not installed: this test needs it (apt-get install \(package ?? program))"
     return .enabled(
-      if: found || required,
-      "\(program) is not installed: this test needs it (apt-get install \(package ?? program))")
+      if: Prerequisites.check(
+        ["/usr/bin/", "/bin/"].contains {
+          FileManager.default.isExecutableFile(atPath: $0 + program)
+        }, reason: reason), Comment(rawValue: reason))
+  }
+
+  /// Runs the test where the shared library `library` loads, and skips it elsewhere,
+  /// naming Debian's package; with `LISTSTORE_REQUIRE_ALL=1` it runs anyway, and fails
+  /// where the library is missing.
+  public static func loadable(_ library: String, package: String) -> Self {
+    let reason = "\(library) is missing: this test needs it (apt-get install \(package))"
+    return .enabled(
+      if: Prerequisites.check(Prerequisites.loads(library), reason: reason),
+      Comment(rawValue: reason))
   }
 }

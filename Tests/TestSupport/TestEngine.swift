@@ -1,6 +1,7 @@
 import Foundation
 import ListStore
 import ListStorePostgreSQL
+import ListStoreTesting
 import PostgreSQLKit
 import PostgresTestSupport
 import SQLiteKit
@@ -25,10 +26,13 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomTestStringConverti
 
   /// The engines to test here: SQLite always; PostgreSQL where its server programs
   /// are installed, or where `LISTSTORE_REQUIRE_POSTGRES=1` makes their absence a
-  /// failure. (Where PostgreSQL is skipped, the suites with the `.postgres` trait say
-  /// so, with the install command.)
+  /// failure. Where PostgreSQL is skipped, the skip is counted (the list at exit shows
+  /// it with the install command).
   public static var tested: [TestEngine] {
-    TestPostgresServer.testsEnabled ? [.sqlite, .postgresql] : [.sqlite]
+    let runs = Prerequisites.check(
+      TestPostgresServer.unavailableReason == nil, required: TestPostgresServer.isRequired,
+      reason: "tests on both engines ran on SQLite alone: " + TestPostgresServer.skipComment)
+    return runs ? [.sqlite, .postgresql] : [.sqlite]
   }
 
   /// The engine's name, in test reports.

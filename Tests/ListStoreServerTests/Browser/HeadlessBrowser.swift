@@ -1,4 +1,5 @@
 import Foundation
+import ListStoreTesting
 import PostgresTestSupport
 import Testing
 
@@ -8,13 +9,13 @@ import Testing
 
 extension Trait where Self == ConditionTrait {
   /// Runs the suite where Debian's `chromium` is installed, and skips it elsewhere with one
-  /// line naming the package; with `LISTSTORE_REQUIRE_BROWSER=1` (set in CI, which installs
+  /// line naming the package; with `LISTSTORE_REQUIRE_ALL=1` (set in CI, which installs
   /// it) it runs anyway, and fails when the browser is missing.
   static var browser: Self {
-    let required = ProcessInfo.processInfo.environment["LISTSTORE_REQUIRE_BROWSER"] == "1"
+    let reason = "chromium is not installed: the browser tests need it (apt-get install chromium)"
     return .enabled(
-      if: HeadlessBrowser.executable != nil || required,
-      "chromium is not installed: the browser tests need it (apt-get install chromium)")
+      if: Prerequisites.check(HeadlessBrowser.executable != nil, reason: reason),
+      Comment(rawValue: reason))
   }
 }
 
