@@ -125,7 +125,7 @@ extension TestPostgresServer {
   }
 
   /// ``makeDatabase(template:icuLocale:)``, with the new database's name.
-  func makeNamedDatabase(template: String?, icuLocale: String?) throws -> (
+  package func makeNamedDatabase(template: String?, icuLocale: String?) throws -> (
     name: String, connectionString: String
   ) {
     let name = uniqueName("db")

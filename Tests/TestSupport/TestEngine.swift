@@ -38,6 +38,22 @@ public enum TestEngine: String, CaseIterable, Sendable, CustomTestStringConverti
   /// The engine's name, in test reports.
   public var testDescription: String { rawValue }
 
+  /// Where no ListStore database is yet: a path in a new folder (SQLite), or an empty
+  /// database (PostgreSQL).
+  /// - Returns: The location; ``TestDatabase/remove()`` removes what was made there.
+  /// - Throws: When the server cannot be started or the database made.
+  public func makeEmptyLocation() throws -> TestDatabase {
+    switch self {
+    case .sqlite:
+      let folder = TemporaryDirectory()
+      return TestDatabase(
+        engine: self, location: folder.file("new/lists.sqlite"), folder: folder, name: nil,
+        server: nil)
+    case .postgresql:
+      return try TestDatabase.makeEmpty(on: try TestPostgresServer.shared())
+    }
+  }
+
   /// A fresh, empty ListStore database (schema applied).
   /// - Parameter icuLocale: For PostgreSQL, an ICU locale (such as `en-US`) for the
   ///   database's default collation; ignored by SQLite.
@@ -94,6 +110,18 @@ public final class TestDatabase: Sendable {
     -> TestDatabase
   {
     let database = try server.makeListStoreDatabase(icuLocale: icuLocale)
+    return TestDatabase(
+      engine: .postgresql, location: database.connectionString, folder: TemporaryDirectory(),
+      name: database.name, server: server)
+  }
+
+  /// An empty PostgreSQL database on `server`, without ListStore's tables (dropped by
+  /// ``remove()`` like the others).
+  /// - Parameter server: The server.
+  /// - Returns: The database.
+  /// - Throws: ``PGError`` from the server.
+  public static func makeEmpty(on server: TestPostgresServer) throws -> TestDatabase {
+    let database = try server.makeNamedDatabase(template: nil, icuLocale: nil)
     return TestDatabase(
       engine: .postgresql, location: database.connectionString, folder: TemporaryDirectory(),
       name: database.name, server: server)

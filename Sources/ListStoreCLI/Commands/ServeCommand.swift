@@ -39,7 +39,8 @@ enum ServeCommand {
       OptionSpec(
         name: "max-body", valueName: "BYTES", help: "The largest request body (default 268435456)."),
     ],
-    database: .reads, run: run)
+    // A server is a writer: like `list create`, it creates and migrates the database.
+    database: .writes, run: run)
 
   private static func run(_ invocation: Invocation, _ context: Context) throws {
     var configuration = ListServer.Configuration()
