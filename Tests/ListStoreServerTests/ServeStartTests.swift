@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
-import Synchronization
 import ListStore
 import PostgresTestSupport
+import Synchronization
 import TestSupport
 import Testing
 

@@ -38,8 +38,9 @@ enum Commands {
     CommandSpec(
       path: ["demo"], abstract: "Build the Cities example in a list and show it.",
       discussion: """
-        Creates the list (replacing an earlier one of that name) with a section "Cities",
-        footer "That's it", holding Paris and Berlin; then appends Copenhagen, and shows it.
+        Creates the list with a section "Cities", footer "That's it", holding Paris and
+        Berlin; then appends Copenhagen, and shows it. A list of that name is left as it
+        is, and shown ('liststore list rm demo' first builds it again).
         """,
       options: [
         OptionSpec(name: "list", valueName: "NAME", help: "The list to build (default: demo).")
@@ -313,17 +314,34 @@ enum Commands {
   private static func runDemo(_ invocation: Invocation, _ context: Context) throws {
     let name = invocation.option("list") ?? "demo"
     let repository = try context.repository()
-    // Rebuild the demo list from scratch, so the demo can run again.
-    if (try? repository.listID(named: name)) != nil { try repository.deleteList(name) }
-    let cities = try repository.createList(name, metadata: SectionMetadata.self, item: String.self)
-    try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
-    try cities.appendItems(["Paris", "Berlin"], toSection: 0)
-    context.out.line("Built list \(quoted(name)) in \(repository.path):")
-    context.out.line("  a section \"Cities\" with footer \"That's it\" holding Paris and Berlin,")
-    try cities.appendItem("Copenhagen", toSection: 0)
-    context.out.line("  then appended Copenhagen to section 0.")
+    let built: Bool
+    do {
+      // One transaction: a demo is built whole or not at all, and of two built at once,
+      // one finds the other's.
+      built = try repository.write {
+        guard (try? repository.listID(named: name)) == nil else { return false }
+        let cities = try repository.createList(
+          name, metadata: SectionMetadata.self, item: String.self)
+        try cities.appendSection(SectionMetadata(header: "Cities", footer: "That's it"))
+        try cities.appendItems(["Paris", "Berlin"], toSection: 0)
+        try cities.appendItem("Copenhagen", toSection: 0)
+        return true
+      }
+    } catch ListStoreError.listExists {
+      built = false
+    }
+    let list = try context.list(name)
+    if built {
+      context.out.line("Built list \(quoted(name)) in \(repository.path):")
+      context.out.line("  a section \"Cities\" with footer \"That's it\" holding Paris and Berlin,")
+      context.out.line("  then appended Copenhagen to section 0.")
+    } else {
+      context.out.line(
+        "List \(quoted(name)) is in \(repository.path) already; left as it is "
+          + "('liststore list rm \(name)' first builds it again):")
+    }
     context.out.line()
-    Rendering.text(list: name, sections: try cities.storedSections()).forEach(context.out.line)
+    Rendering.text(list: name, sections: try list.storedSections()).forEach(context.out.line)
     context.out.line()
     context.out.line("Next: liststore item add \(name) 0 Rome --at 1")
     context.out.line("      liststore item move \(name) 0:0 0:2")
