@@ -63,6 +63,10 @@ typedef int (*liststore_curl_xferinfo_callback)(void *_Nullable, curl_off_t, cur
 #define LISTSTORE_CURLE_GOT_NOTHING 52
 #define LISTSTORE_CURLE_SEND_ERROR 55
 #define LISTSTORE_CURLE_RECV_ERROR 56
+#define LISTSTORE_CURLE_SSL_CONNECT_ERROR 35
+#define LISTSTORE_CURLE_SSL_CERTPROBLEM 58
+#define LISTSTORE_CURLE_PEER_FAILED_VERIFICATION 60
+#define LISTSTORE_CURLE_SSL_CACERT_BADFILE 77
 
 CURLcode curl_global_init(long);
 CURL *_Nullable curl_easy_init(void);

@@ -249,6 +249,9 @@ public final class HTTPClient: Sendable {
     case LISTSTORE_CURLE_PARTIAL_FILE, LISTSTORE_CURLE_GOT_NOTHING, LISTSTORE_CURLE_SEND_ERROR,
       LISTSTORE_CURLE_RECV_ERROR:
       .connectionLost
+    case LISTSTORE_CURLE_SSL_CONNECT_ERROR, LISTSTORE_CURLE_SSL_CERTPROBLEM,
+      LISTSTORE_CURLE_PEER_FAILED_VERIFICATION, LISTSTORE_CURLE_SSL_CACERT_BADFILE:
+      .certificate
     default: .other
     }
   }
@@ -373,7 +376,10 @@ public struct HTTPClientError: Error, CustomStringConvertible, Sendable {
     case timedOut
     /// ``HTTPClient/cancel()`` ended it.
     case cancelled
-    /// Anything else (a TLS failure, a malformed URL).
+    /// The server's TLS certificate could not be verified (self-signed, say, or for
+    /// another name), or the TLS handshake failed.
+    case certificate
+    /// Anything else (a malformed URL, say).
     case other
   }
 

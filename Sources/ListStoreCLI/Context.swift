@@ -151,6 +151,11 @@ final class Context {
     return pages
   }
 
+  /// The names of the lists, from the database or the server.
+  func listNames() throws -> [String] {
+    isRemote ? try remote().listsNow().map(\.name) : try repository().lists().map(\.name)
+  }
+
   /// The list named `name`, with values and metadata as raw JSON.
   func list(_ name: String) throws -> StoredList<RawJSON, RawJSON> {
     try repository().list(name, metadata: RawJSON.self, item: RawJSON.self)

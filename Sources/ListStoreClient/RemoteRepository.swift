@@ -18,7 +18,7 @@ import Synchronization
 /// Requests go over kept-alive connections, as many at once as calls are under way. The
 /// networking library (libcurl) is loaded when the first request is made.
 public final class RemoteRepository: Sendable {
-  /// The server's address, as given (without a trailing `/`).
+  /// The server's address, as given (without a trailing `/`, nor the API's `/v1`).
   public let location: String
   let token: String?
   let certificateAuthorities: String?
@@ -28,12 +28,13 @@ public final class RemoteRepository: Sendable {
   /// Makes a client of the server at `url`; nothing is sent yet.
   ///
   /// - Parameters:
-  ///   - url: `http://HOST:PORT` or `https://HOST:PORT`, optionally with a path prefix.
+  ///   - url: `http://HOST:PORT` or `https://HOST:PORT`, optionally with a path prefix
+  ///     (behind a proxy); a trailing `/v1`, the API's own prefix, is left out.
   ///   - token: The bearer token, when the server needs one.
   ///   - certificateAuthorities: A PEM file of the authorities to trust for `https://`
   ///     (a self-signed server's certificate), instead of the system's.
-  /// - Throws: ``ListStoreError/invalidIndexPath(_:)`` never; ``ListStoreError/notSupported(_:)``
-  ///   when `url` is not an `http://` or `https://` URL.
+  /// - Throws: ``ListStoreError/notSupported(_:)`` when `url` is not an `http://` or
+  ///   `https://` URL.
   public init(url: String, token: String? = nil, certificateAuthorities: String? = nil)
     throws(ListStoreError)
   {
@@ -42,6 +43,11 @@ public final class RemoteRepository: Sendable {
     }
     var trimmed = url
     while trimmed.hasSuffix("/") { trimmed.removeLast() }
+    // The API's own prefix, given as part of the address, is the client's to add.
+    if trimmed.lowercased().hasSuffix("/v1") {
+      trimmed.removeLast(3)
+      while trimmed.hasSuffix("/") { trimmed.removeLast() }
+    }
     location = trimmed
     self.token = token.flatMap { $0.isEmpty ? nil : $0 }
     self.certificateAuthorities = certificateAuthorities
@@ -139,7 +145,7 @@ public final class RemoteRepository: Sendable {
   }
 
   /// Sends a GET on the calling thread and hands its body to `onData` as it arrives; a
-  /// status other than 200 becomes the sentence of its error body, as ``message(of:)``.
+  /// status other than 200 becomes its error, as ``error(for:)``.
   package func download(_ path: String, onData: ([UInt8]) -> Void) throws(ListStoreError) {
     let client = try connection()
     var status = 0
@@ -163,7 +169,7 @@ public final class RemoteRepository: Sendable {
     keep(client)
     guard status == 200 else {
       let response = HTTPClient.Response(status: status, headers: [:], body: failure)
-      throw .server(location: location, message: Self.message(of: response))
+      throw error(for: response)
     }
   }
 
@@ -217,6 +223,14 @@ public final class RemoteRepository: Sendable {
         message:
           "the connection broke before the answer came (\(error.description)): the change may "
           + "or may not have been made; read the list to see")
+    case .certificate:
+      return .server(
+        location: location,
+        message:
+          "cannot verify the server's TLS certificate (\(error.description)); for a server with "
+          + "a certificate of its own (self-signed), set LISTSTORE_CA_FILE to that certificate "
+          + "or to the authority that signed it (RemoteRepository(url:token:certificateAuthorities:) "
+          + "in Swift)")
     case .unreachable, .other:
       return .serverUnreachable(location: location, reason: error.description)
     }

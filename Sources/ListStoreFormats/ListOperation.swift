@@ -122,18 +122,22 @@ package enum ListOperation: Equatable, Sendable {
 
     case .moveSection(let section, let move):
       var id: Int64 = 0
+      let moved: Bool
       switch (section, move) {
       case (.index(let from), .index(let to)) where report != .id:
-        try list.moveSection(from: from, to: to)
+        moved = try list.moveSection(from: from, to: to)
       case (_, .index(let to)):
         id = try Self.id(of: section, in: list)
-        try list.moveSection(id: id, to: to)
+        moved = try list.moveSection(id: id, to: to)
       case (_, .before(let neighbor)):
         id = try Self.id(of: section, in: list)
-        try list.moveSection(id: id, before: try Self.id(of: neighbor, in: list))
+        moved = try list.moveSection(id: id, before: try Self.id(of: neighbor, in: list))
       case (_, .after(let neighbor)):
         id = try Self.id(of: section, in: list)
-        try list.moveSection(id: id, after: try Self.id(of: neighbor, in: list))
+        moved = try list.moveSection(id: id, after: try Self.id(of: neighbor, in: list))
+      }
+      guard moved else {
+        return Outcome(message: "\(Self.describe(section)) is there already; nothing moved", id: id)
       }
       let message =
         switch move {
@@ -183,19 +187,23 @@ package enum ListOperation: Equatable, Sendable {
 
     case .moveItem(let item, let move):
       var id: Int64 = 0
+      let moved: Bool
       switch (item, move) {
       case (.path(let section, let row), .path(let toSection, let toRow)) where report != .id:
-        try list.moveItem(
+        moved = try list.moveItem(
           from: IndexPath(indexes: [section, row]), to: IndexPath(indexes: [toSection, toRow]))
       case (_, .path(let toSection, let toRow)):
         id = try Self.id(of: item, in: list)
-        try list.moveItem(id: id, to: IndexPath(indexes: [toSection, toRow]))
+        moved = try list.moveItem(id: id, to: IndexPath(indexes: [toSection, toRow]))
       case (_, .before(let neighbor)):
         id = try Self.id(of: item, in: list)
-        try list.moveItem(id: id, before: try Self.id(of: neighbor, in: list))
+        moved = try list.moveItem(id: id, before: try Self.id(of: neighbor, in: list))
       case (_, .after(let neighbor)):
         id = try Self.id(of: item, in: list)
-        try list.moveItem(id: id, after: try Self.id(of: neighbor, in: list))
+        moved = try list.moveItem(id: id, after: try Self.id(of: neighbor, in: list))
+      }
+      guard moved else {
+        return Outcome(message: "\(Self.describe(item)) is there already; nothing moved", id: id)
       }
       let message =
         switch move {

@@ -4,13 +4,19 @@
 ///   - word: What was written.
 ///   - candidates: The words that would have been understood.
 ///   - prefix: Written before the suggestion, such as `--` for an option.
+///   - usingSynonyms: Whether other tools' words for a command count (`ls` for `lists`):
+///     for commands and options, not for names of the user's own.
 /// - Returns: The suggestion, starting with `; `, or an empty string.
-package func suggestion(for word: String, among candidates: [String], prefix: String) -> String {
+package func suggestion(
+  for word: String, among candidates: [String], prefix: String, usingSynonyms: Bool = true
+) -> String {
   let lowered = word.lowercased()
   let bare = String(lowered.drop { $0 == "-" })
-  if let synonym = synonyms[bare]?.first(where: {
-    candidates.contains($0) || candidates.contains("--" + $0)
-  }) {
+  if usingSynonyms,
+    let synonym = synonyms[bare]?.first(where: {
+      candidates.contains($0) || candidates.contains("--" + $0)
+    })
+  {
     let spelled = candidates.contains(synonym) ? synonym : "--" + synonym
     return "; did you mean '\(prefix)\(spelled)'?"
   }

@@ -452,8 +452,15 @@ final class HTTPServer: @unchecked Sendable {
     _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
     guard bind(fd, first.pointee.ai_addr, first.pointee.ai_addrlen) == 0 else {
-      let reason = String(cString: strerror(errno))
+      let code = errno
+      let reason = String(cString: strerror(code))
       close(fd)
+      if code == EADDRINUSE {
+        throw ServerError(
+          "cannot listen on \(host):\(port): \(reason); another server (another 'liststore "
+            + "serve', say) may be running there: stop it, or choose another address with "
+            + "--listen HOST:PORT (port 0 picks a free one)")
+      }
       throw ServerError("cannot listen on \(host):\(port): \(reason)")
     }
     guard Glibc.listen(fd, 1024) == 0 else {

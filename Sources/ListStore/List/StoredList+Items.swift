@@ -152,12 +152,15 @@ extension StoredList {
   /// - Parameters:
   ///   - from: The item's index path now.
   ///   - to: Its index path after the move.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/itemOutOfRange(section:row:count:)``,
   ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
-  public func moveItem(from: IndexPath, to: IndexPath) throws(ListStoreError) {
+  @discardableResult
+  public func moveItem(from: IndexPath, to: IndexPath) throws(ListStoreError) -> Bool {
     let source = try Self.split(from)
     let target = try Self.split(to)
-    try writeRows { rows in
+    return try writeRows { rows in
       try rows.moveItem(
         id: rows.itemID(section: source.section, row: source.row), toSection: target.section,
         row: target.row)
@@ -168,20 +171,28 @@ extension StoredList {
   /// - Parameters:
   ///   - id: The item's id.
   ///   - to: Its index path after the move.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/itemNotFound(id:)``,
   ///   ``ListStoreError/insertionOutOfRange(section:row:limit:)``.
-  public func moveItem(id: Int64, to: IndexPath) throws(ListStoreError) {
+  @discardableResult
+  public func moveItem(id: Int64, to: IndexPath) throws(ListStoreError) -> Bool {
     let target = try Self.split(to)
-    try writeRows { rows in try rows.moveItem(id: id, toSection: target.section, row: target.row) }
+    return try writeRows { rows in
+      try rows.moveItem(id: id, toSection: target.section, row: target.row)
+    }
   }
 
   /// Moves an item right after another one, within its section or to the other's.
   /// - Parameters:
   ///   - id: The id of the item to move.
   ///   - neighbor: The id of the item it should follow.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   /// - Complexity: O(log *n*).
-  public func moveItem(id: Int64, after neighbor: Int64) throws(ListStoreError) {
+  @discardableResult
+  public func moveItem(id: Int64, after neighbor: Int64) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveItem(id: id, nextTo: neighbor, after: true) }
   }
 
@@ -189,9 +200,12 @@ extension StoredList {
   /// - Parameters:
   ///   - id: The id of the item to move.
   ///   - neighbor: The id of the item it should precede.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/itemNotFound(id:)``.
   /// - Complexity: O(log *n*).
-  public func moveItem(id: Int64, before neighbor: Int64) throws(ListStoreError) {
+  @discardableResult
+  public func moveItem(id: Int64, before neighbor: Int64) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveItem(id: id, nextTo: neighbor, after: false) }
   }
 

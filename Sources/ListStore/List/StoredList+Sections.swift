@@ -45,9 +45,12 @@ extension StoredList {
   /// - Parameters:
   ///   - from: The section's current index.
   ///   - to: Its index after the move.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/sectionOutOfRange(index:count:)``,
   ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
-  public func moveSection(from: Int, to: Int) throws(ListStoreError) {
+  @discardableResult
+  public func moveSection(from: Int, to: Int) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveSection(id: rows.sectionID(at: from), to: to) }
   }
 
@@ -55,9 +58,12 @@ extension StoredList {
   /// - Parameters:
   ///   - id: The section's id.
   ///   - to: Its index after the move.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``,
   ///   ``ListStoreError/sectionInsertionOutOfRange(index:limit:)``.
-  public func moveSection(id: Int64, to: Int) throws(ListStoreError) {
+  @discardableResult
+  public func moveSection(id: Int64, to: Int) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveSection(id: id, to: to) }
   }
 
@@ -121,9 +127,12 @@ extension StoredList {
   /// - Parameters:
   ///   - id: The id of the section to move.
   ///   - neighbor: The id of the section it should precede.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
   /// - Complexity: O(log *s*) for *s* sections.
-  public func moveSection(id: Int64, before neighbor: Int64) throws(ListStoreError) {
+  @discardableResult
+  public func moveSection(id: Int64, before neighbor: Int64) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveSection(id: id, nextTo: neighbor, after: false) }
   }
 
@@ -131,9 +140,12 @@ extension StoredList {
   /// - Parameters:
   ///   - id: The id of the section to move.
   ///   - neighbor: The id of the section it should follow.
+  /// - Returns: Whether it moved: `false` when it was there already, and then nothing is
+  ///   written and observers see nothing.
   /// - Throws: ``ListStoreError/sectionNotFound(id:)``.
   /// - Complexity: O(log *s*) for *s* sections.
-  public func moveSection(id: Int64, after neighbor: Int64) throws(ListStoreError) {
+  @discardableResult
+  public func moveSection(id: Int64, after neighbor: Int64) throws(ListStoreError) -> Bool {
     try writeRows { rows in try rows.moveSection(id: id, nextTo: neighbor, after: true) }
   }
 }

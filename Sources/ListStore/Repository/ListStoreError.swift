@@ -154,10 +154,17 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case .sqlite(let error):
       error.description
     case .serverUnreachable(let location, let reason):
-      "cannot reach the database server for \(location): \(reason); check that it runs and the host and port"
+      isHTTP(location)
+        ? "cannot reach the server at \(location): \(reason); check that it runs ('liststore "
+          + "serve') and the host and port"
+        : "cannot reach the database server for \(location): \(reason); check that it runs "
+          + "and the host and port"
     case .authenticationFailed(let location):
-      "the server refused the credentials for \(location); check the user name and password, "
-        + "or the token"
+      isHTTP(location)
+        ? "\(location) needs a token it knows: give it with --token TOKEN or LISTSTORE_TOKEN "
+          + "(in Swift, RemoteRepository(url:token:)); the server's --tokens file lists them"
+        : "the server refused the credentials for \(location); check the user name and "
+          + "password in the location (or in ~/.pgpass)"
     case .permissionDenied(let location, let detail):
       "permission denied on \(location): \(detail); ask the database's owner for the privilege"
     case .connectionLost(let location):
@@ -168,6 +175,11 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       detail
     }
   }
+}
+
+/// Whether a location is a server of `liststore serve` rather than a database.
+private func isHTTP(_ location: String) -> Bool {
+  location.hasPrefix("http://") || location.hasPrefix("https://")
 }
 
 /// `"name"` with quotes and escapes, for messages.

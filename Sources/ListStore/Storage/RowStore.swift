@@ -119,13 +119,16 @@ struct RowStore {
   }
 
   /// Moves section `id` so that it ends at `index`.
-  func moveSection(id: Int64, to index: Int) throws {
+  /// Moves section `id` to `index`; `false` when it is there already (nothing written).
+  @discardableResult
+  func moveSection(id: Int64, to index: Int) throws -> Bool {
     try checkSection(id: id)
     let (lower, upper) = try sectionGap(at: index, excluding: id)
     let current = try db.scalarText("SELECT position FROM sections WHERE id = ?", id)
-    if let current, isBetween(current, lower, upper) { return }  // Already there.
+    if let current, isBetween(current, lower, upper) { return false }  // Already there.
     try db.run(
       "UPDATE sections SET position = ? WHERE id = ?", try PositionKey.between(lower, upper), id)
+    return true
   }
 
   func setMetadata(_ metadata: String, sectionID id: Int64) throws {
@@ -221,7 +224,9 @@ struct RowStore {
   }
 
   /// Moves item `id` to `row` of section number `section`, `row` counted after the move.
-  func moveItem(id: Int64, toSection section: Int, row: Int) throws {
+  /// Moves item `id` to `section`:`row`; `false` when it is there already.
+  @discardableResult
+  func moveItem(id: Int64, toSection section: Int, row: Int) throws -> Bool {
     try checkItem(id: id)
     let target = try sectionID(at: section)
     let (lower, upper) = try itemGap(sectionID: target, section: section, at: row, excluding: id)
@@ -230,10 +235,13 @@ struct RowStore {
     var current: (section: Int64, position: String)?
     if try statement.step() { current = (statement.int64(at: 0), statement.string(at: 1)) }
     statement.reset()
-    if let current, current.section == target, isBetween(current.position, lower, upper) { return }
+    if let current, current.section == target, isBetween(current.position, lower, upper) {
+      return false
+    }
     try db.run(
       "UPDATE items SET section_id = ?, position = ? WHERE id = ?", target,
       try PositionKey.between(lower, upper), id)
+    return true
   }
 
   /// The section and position key of item `id`, which must be in this list.
@@ -292,14 +300,17 @@ struct RowStore {
   }
 
   /// Moves item `id` right after (or before) item `neighbor`, in whichever section.
-  func moveItem(id: Int64, nextTo neighbor: Int64, after: Bool) throws {
+  /// Moves item `id` next to item `neighbor`; `false` when it is there already.
+  @discardableResult
+  func moveItem(id: Int64, nextTo neighbor: Int64, after: Bool) throws -> Bool {
     let current = try place(ofItem: id)
-    guard neighbor != id else { return }
+    guard neighbor != id else { return false }
     let (section, lower, upper) = try gap(nextTo: neighbor, after: after, excluding: id)
-    if current.section == section, isBetween(current.key, lower, upper) { return }
+    if current.section == section, isBetween(current.key, lower, upper) { return false }
     try db.run(
       "UPDATE items SET section_id = ?, position = ? WHERE id = ?", section,
       try PositionKey.between(lower, upper), id)
+    return true
   }
 
   func setValue(_ value: String, itemID id: Int64) throws {
@@ -347,14 +358,17 @@ struct RowStore {
   }
 
   /// Moves section `id` right after (or before) section `neighbor`.
-  func moveSection(id: Int64, nextTo neighbor: Int64, after: Bool) throws {
+  /// Moves section `id` next to section `neighbor`; `false` when it is there already.
+  @discardableResult
+  func moveSection(id: Int64, nextTo neighbor: Int64, after: Bool) throws -> Bool {
     try checkSection(id: id)
-    guard neighbor != id else { return }
+    guard neighbor != id else { return false }
     let (lower, upper) = try sectionGap(nextTo: neighbor, after: after, excluding: id)
     let current = try db.scalarText("SELECT position FROM sections WHERE id = ?", id)
-    if let current, isBetween(current, lower, upper) { return }  // Already there.
+    if let current, isBetween(current, lower, upper) { return false }  // Already there.
     try db.run(
       "UPDATE sections SET position = ? WHERE id = ?", try PositionKey.between(lower, upper), id)
+    return true
   }
 
   /// Inserts an item into section `sectionID` (of this list), at `row` or at the end.

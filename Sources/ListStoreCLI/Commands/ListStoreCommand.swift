@@ -81,6 +81,14 @@ public enum ListStoreCommand {
         out.discard()
         report(error, parser: parser, to: err)
         return 64
+      } catch let error as ListStoreError {
+        out.discard()
+        let token = globals["token"] ?? environment["LISTSTORE_TOKEN"]
+        let message = ErrorExplanations.explain(
+          error, in: invocation, token: token.flatMap { $0.isEmpty ? nil : $0 }
+        ) { (try? context.listNames()) ?? [] }
+        err.line("error: \(message)")
+        return 1
       } catch {
         out.discard()
         err.line("error: \(error)")

@@ -44,6 +44,16 @@ enum RemoteCommands {
 
   // MARK: Requests
 
+  /// The error a failed response stands for: the store's own error where the body names one
+  /// (so that the command explains it as on the file), the missing or unknown token as
+  /// such, else the server's sentence.
+  static func failure(_ response: HTTPClient.Response, _ context: Context) throws -> any Error {
+    if response.status == 401 || WireFormat.listStoreError(fromErrorBody: response.body) != nil {
+      return try context.remote().error(for: response)
+    }
+    return CommandError(RemoteRepository.message(of: response))
+  }
+
   /// Sends a request and returns the response when its status is one of `statuses`;
   /// otherwise fails with the sentence of its error body, which for the store's own
   /// errors is what the local command prints.
@@ -54,8 +64,12 @@ enum RemoteCommands {
     let response = try context.remote().exchange(
       method, path, body: body, contentType: contentType)
     guard statuses.contains(response.status) else {
-      throw CommandError(
-        WireFormat.text("reason", in: response.body) ?? RemoteRepository.message(of: response))
+      if WireFormat.listStoreError(fromErrorBody: response.body) == nil,
+        let reason = WireFormat.text("reason", in: response.body)
+      {
+        throw CommandError(reason)
+      }
+      throw try failure(response, context)
     }
     return response
   }
@@ -190,7 +204,7 @@ enum RemoteCommands {
           + "to the file with --replace (which writes only what differs)")
     }
     guard response.status == 201 else {
-      throw CommandError(RemoteRepository.message(of: response))
+      throw try failure(response, context)
     }
     context.out.line(
       "imported \(quoted(name)): \(Rendering.counted(reader.sections, "section")), "
@@ -227,7 +241,7 @@ enum RemoteCommands {
         throw BatchCommand.LineError(
           line: numbers[Int(operation) - 1], file: path, message: reason)
       }
-      throw CommandError(RemoteRepository.message(of: response))
+      throw try failure(response, context)
     }
     context.out.line(
       "applied \(Rendering.counted(numbers.count, "operation")) to \(quoted(name))")
