@@ -44,6 +44,27 @@ import Testing
     }
   }
 
+  /// docs/http.md does not ship with the binary: `serve --help` (and so the manual page)
+  /// lists every route of its table itself.
+  @Test func serveHelpListsEveryRouteOfTheHTTPContract() throws {
+    let serve = try #require(Commands.all.first { $0.path == ["serve"] })
+    let help = Commands.parser.commandHelp(serve).components(separatedBy: "\n")
+    let table = try document("docs/http.md").components(separatedBy: "\n")
+      .filter { $0.hasPrefix("| `GET ") || $0.hasPrefix("| `P") || $0.hasPrefix("| `DELETE ") }
+    #expect(table.count >= 15, "\(table.count) routes in docs/http.md")
+    for row in table {
+      let route = row.dropFirst(3).prefix { $0 != "`" }.split(separator: " ")
+      let method = String(route[0])
+      let path = route[1].replacingOccurrences(of: "{name}", with: "NAME")
+        .replacingOccurrences(of: "{id}", with: "ID")
+      let listed = help.contains { line in
+        let words = line.split(separator: " ").map { $0.trimmingCharacters(in: [","]) }
+        return words.first == method && words.dropFirst().prefix(2).contains(path)
+      }
+      #expect(listed, "serve --help does not list \(method) \(path)")
+    }
+  }
+
   @Test func readmeLinksTheDocsFolder() throws {
     let readme = try document("README.md")
     #expect(readme.contains("(docs/cli.md)"))

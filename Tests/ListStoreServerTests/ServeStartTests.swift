@@ -23,6 +23,11 @@ import Testing
     let servers = try started.withLock { $0 }.map { try $0.get() }
     defer { for server in servers { #expect(server.stop() == 0) } }
     #expect(servers.count == 2)
+    // After the address, the live page's.
+    for server in servers {
+      #expect(server.output.wait { lines, _ in lines.count >= 2 })
+      #expect(server.output.lines[1] == "the live page: \(server.base)/", "\(server.output.lines)")
+    }
 
     // A list made through one is seen through the other, and the database is sound.
     let created = try http("PUT", servers[0].base + "/v1/lists/groceries")

@@ -61,9 +61,17 @@ import Testing
       "postgresql://\(role):\(wrongPassword)@127.0.0.1:\(server.port)/postgres")
     #expect(uri.kind == .authenticationFailed, "\(uri)")
     #expect(!uri.description.contains(wrongPassword))
-    // No password at all.
+    // No password at all: an empty password file of its own (not /dev/null, which libpq
+    // warns about on standard error: it is not a plain file), so that no ~/.pgpass counts.
+    let passwords = FileManager.default.temporaryDirectory
+      .appendingPathComponent("liststore-no-passwords-\(UUID().uuidString)").path
+    // Readable by its owner only, or libpq warns about that instead.
+    #expect(
+      FileManager.default.createFile(
+        atPath: passwords, contents: Data(), attributes: [.posixPermissions: 0o600]))
+    defer { try? FileManager.default.removeItem(atPath: passwords) }
     let none = try connectionError(
-      "host=127.0.0.1 port=\(server.port) dbname=postgres user=\(role) passfile=/dev/null")
+      "host=127.0.0.1 port=\(server.port) dbname=postgres user=\(role) passfile=\(passwords)")
     #expect(none.kind == .authenticationFailed, "\(none)")
   }
 

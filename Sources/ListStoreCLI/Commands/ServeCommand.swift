@@ -14,13 +14,40 @@ enum ServeCommand {
     path: ["serve"],
     abstract: "Serve the lists over HTTP: a JSON API and live change streams.",
     discussion: """
-      Prints 'listening on http://HOST:PORT' once it accepts connections, and stops
-      cleanly on Ctrl-C or SIGTERM (writes under way finish, streams are closed, exit 0).
-      Listening on an address other than loopback needs --tokens, or --no-auth to serve
-      everyone on purpose. The tokens file has one 'TOKEN read' or 'TOKEN write' a line;
-      requests send 'Authorization: Bearer TOKEN'. Needs libevent (Debian's
-      libevent-2.1-7), and for HTTPS its OpenSSL part (libevent-openssl-2.1-7).
-      The API and the change stream are described in docs/http.md.
+      Creates the database if it is missing, as 'list create' does. Prints 'listening on
+      http://HOST:PORT' once it accepts connections, then the live page's address, and
+      stops cleanly on Ctrl-C or SIGTERM (writes under way finish, streams are closed,
+      exit 0). Listening on an address other than loopback needs --tokens, or --no-auth
+      to serve everyone on purpose. The tokens file has one 'TOKEN read' or 'TOKEN write'
+      a line; requests send 'Authorization: Bearer TOKEN' (or ?access_token=TOKEN). Needs
+      libevent (Debian's libevent-2.1-7), and for HTTPS its OpenSSL part
+      (libevent-openssl-2.1-7).
+
+      The API: JSON bodies (Content-Type: application/json), lists named in paths
+      (percent-encoded), sections and items by id; writes take If-Match: "SEQ" (a
+      snapshot's ETag); errors are {"error": SENTENCE, "code": NAME}.
+
+        GET    /v1/lists                         the lists, with their sizes
+        GET    /v1/lists/NAME                    the list, as show --json, with "seq"
+        PUT    /v1/lists/NAME                    create it: empty, or from an export body
+        PUT    /v1/lists/NAME/contents           make it equal to the body (import --replace)
+        PATCH  /v1/lists/NAME                    rename it: {"name": NEW}
+        DELETE /v1/lists/NAME                    delete it
+        POST   /v1/lists/NAME/batch              batch's operations, one transaction
+        POST   /v1/lists/NAME/sections           add {"header","footer"}; ?at= ?before= ?after=
+        PATCH  /v1/lists/NAME/sections/ID        its header/footer, or a move (at, before, after)
+        DELETE /v1/lists/NAME/sections/ID        remove it with its items
+        POST   /v1/lists/NAME/sections/ID/items  add {"value": …}; ?at= ?before= ?after=
+        POST   /v1/lists/NAME/items              add {"value": …} ?before=ID or ?after=ID
+        PATCH  /v1/lists/NAME/items/ID           its value, or a move (section, at, before, after)
+        DELETE /v1/lists/NAME/items/ID           remove it
+        GET    /v1/lists/NAME/changes            its changes: server-sent events (Accept:
+                                                 text/event-stream; resumed by Last-Event-ID),
+                                                 or a long poll with ?after=SEQ
+        GET    /healthz, /metrics                health (no token), Prometheus metrics
+        GET    /, /lists/NAME                    the live page, for a browser
+
+      The whole contract is docs/http.md in ListStore's source.
       """,
     options: [
       OptionSpec(
@@ -85,7 +112,11 @@ enum ServeCommand {
     let server = try ListServer(repository: repository, configuration: configuration)
     let shown = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
     let scheme = configuration.tls == nil ? "http" : "https"
-    context.out.line("listening on \(scheme)://\(shown):\(server.port)")
+    let base = "\(scheme)://\(shown):\(server.port)"
+    context.out.line("listening on \(base)")
+    context.out.line(
+      "the live page: \(base)/"
+        + (configuration.tokens == nil ? "" : " (open it once with ?access_token=TOKEN)"))
     context.out.flush()
     let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { server.stop() }
     server.run()
