@@ -55,13 +55,16 @@ import Testing
     }
     let readme = try #require(examples.first)
     #expect(readme.program.count >= 3 && readme.tests.count >= 2)
-    // The README's manifest declares the dependency as the examples' manifest does, which
-    // reaches this package through a folder of another name: the declaration works
-    // whatever the clone's folder is called.
+    // The README's manifest depends on a release by version (.ci/run builds one so); its
+    // text gives the path form the examples' manifest uses, which reaches this package
+    // through a folder of another name: it works whatever the clone's folder is called.
     let manifests = try Self.manifestBlocks(of: Self.root + "/README.md")
     #expect(manifests.count == 1)
-    #expect(manifests.first?.contains(#".package(name: "ListStore", path: "#) == true)
+    #expect(manifests.first?.contains(#"from: "0.1.0")"#) == true)
     #expect(manifests.first?.contains(#"package: "ListStore")"#) == true)
+    let text = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
+    #expect(text.contains(#"`.package(name:
+"ListStore", path: "../ListStore")`"#))
 
     let package = try Scratch()
     defer { package.remove() }
