@@ -76,15 +76,15 @@ enum PostgreSQLMigrator {
   /// The schema version of the database; 0 for a database without any table of its
   /// own. Throws for one that holds other tables, or a newer schema.
   private static func schemaVersion(_ connection: PGConnection, location: String) throws -> Int {
-    let hasSchema =
-      try connection.scalarInt64(
-        "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'liststore_schema'"
-      ) ?? 0
-    guard hasSchema > 0 else {
-      let tables =
-        try connection.scalarInt64(
-          "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()") ?? 0
-      if tables > 0 { throw otherProgramsDatabase(location) }
+    // One statement, so one snapshot: two would let another opener's first migration
+    // commit between them, and its tables look like another program's.
+    let counts = try connection.query(
+      """
+      SELECT count(*) FILTER (WHERE tablename = 'liststore_schema'), count(*)
+      FROM pg_tables WHERE schemaname = current_schema()
+      """)
+    guard try counts.int(row: 0, column: 0) > 0 else {
+      if try counts.int(row: 0, column: 1) > 0 { throw otherProgramsDatabase(location) }
       return 0
     }
     let result = try connection.query(

@@ -72,7 +72,7 @@ import Testing
     try cli("section", "add", "demo", "Towns")
     let before = try #require(fileBytes(db))
     for (arguments, message) in [
-      (["item", "rm", "demo", "#99"], "no item with id 99 in this list"),
+      (["item", "rm", "demo", "#99"], #"no item with id 99 in "demo""#),
       (["item", "set", "demo", "#99", "x"], "no item with id 99"),
       (["item", "move", "demo", "#1", "--after", "#99"], "no item with id 99"),
       (["item", "add", "demo", "1", "x", "--after", "#1"], "item #1 is not in section 1"),

@@ -63,8 +63,7 @@ import Testing
     #expect(manifests.first?.contains(#"from: "0.1.0")"#) == true)
     #expect(manifests.first?.contains(#"package: "ListStore")"#) == true)
     let text = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8)
-    #expect(text.contains(#"`.package(name:
-"ListStore", path: "../ListStore")`"#))
+    #expect(text.contains(#"`.package(name:\#n"ListStore", path: "../ListStore")`"#))
 
     let package = try Scratch()
     defer { package.remove() }

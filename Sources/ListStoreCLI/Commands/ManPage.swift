@@ -132,6 +132,12 @@ enum ManPage {
   static func escape(_ text: String) -> String {
     var escaped = text.replacing("\\", with: "\\e").replacing("-", with: "\\-")
     if escaped.hasPrefix(".") || escaped.hasPrefix("'") { escaped = "\\&" + escaped }
-    return escaped
+    // Characters beyond ASCII by their code point, which groff reads in any locale.
+    guard escaped.unicodeScalars.contains(where: { !$0.isASCII }) else { return escaped }
+    return escaped.unicodeScalars.map { scalar in
+      guard !scalar.isASCII else { return String(scalar) }
+      let hex = String(scalar.value, radix: 16, uppercase: true)
+      return "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+    }.joined()
   }
 }
