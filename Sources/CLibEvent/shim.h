@@ -29,6 +29,16 @@ typedef void (*liststore_evhttp_close_callback)(struct evhttp_connection *_Nonnu
                                                 void *_Nullable);
 typedef struct bufferevent *_Nullable (*liststore_evhttp_bevcb)(struct event_base *_Nonnull,
                                                                 void *_Nullable);
+typedef void (*liststore_bufferevent_data_cb)(struct bufferevent *_Nonnull, void *_Nullable);
+typedef void (*liststore_bufferevent_event_cb)(struct bufferevent *_Nonnull, short,
+                                               void *_Nullable);
+
+// bufferevent's event flags, and its option to close the socket when freed.
+#define LISTSTORE_BEV_EVENT_READING 0x01
+#define LISTSTORE_BEV_EVENT_WRITING 0x02
+#define LISTSTORE_BEV_EVENT_EOF 0x10
+#define LISTSTORE_BEV_EVENT_ERROR 0x20
+#define LISTSTORE_BEV_EVENT_TIMEOUT 0x40
 
 // event_new's flags.
 #define LISTSTORE_EV_TIMEOUT 0x01
@@ -81,6 +91,15 @@ struct bufferevent *_Nullable evhttp_connection_get_bufferevent(
 void evhttp_connection_get_peer(struct evhttp_connection *_Nonnull, char *_Nullable *_Nonnull,
                                 uint16_t *_Nonnull);
 
+struct bufferevent *_Nullable bufferevent_socket_new(struct event_base *_Nonnull,
+                                                     evutil_socket_t, int);
+void bufferevent_setcb(struct bufferevent *_Nonnull, liststore_bufferevent_data_cb _Nullable,
+                       liststore_bufferevent_data_cb _Nullable,
+                       liststore_bufferevent_event_cb _Nullable, void *_Nullable);
+int bufferevent_disable(struct bufferevent *_Nonnull, short);
+void bufferevent_free(struct bufferevent *_Nonnull);
+void bufferevent_setwatermark(struct bufferevent *_Nonnull, short, size_t, size_t);
+struct evbuffer *_Nullable bufferevent_get_input(struct bufferevent *_Nonnull);
 struct evbuffer *_Nullable bufferevent_get_output(struct bufferevent *_Nonnull);
 evutil_socket_t bufferevent_getfd(struct bufferevent *_Nonnull);
 int bufferevent_write(struct bufferevent *_Nonnull, const void *_Nonnull, size_t);
@@ -90,6 +109,7 @@ void evbuffer_free(struct evbuffer *_Nonnull);
 int evbuffer_add(struct evbuffer *_Nonnull, const void *_Nonnull, size_t);
 size_t evbuffer_get_length(const struct evbuffer *_Nonnull);
 int evbuffer_remove(struct evbuffer *_Nonnull, void *_Nonnull, size_t);
+int evbuffer_drain(struct evbuffer *_Nonnull, size_t);
 
 // The functions ListStoreServer calls from libevent-2.1.so.7, each named once.
 #define LISTSTORE_LIBEVENT_FUNCTIONS(X)                                                     \
@@ -105,8 +125,10 @@ int evbuffer_remove(struct evbuffer *_Nonnull, void *_Nonnull, size_t);
   X(evhttp_connection_set_timeout)                                                          \
   X(evhttp_connection_get_bufferevent) X(evhttp_connection_get_peer)                        \
   X(bufferevent_get_output) X(bufferevent_getfd) X(bufferevent_write) X(bufferevent_enable)    \
+  X(bufferevent_socket_new) X(bufferevent_setcb) X(bufferevent_disable) X(bufferevent_free)  \
+  X(bufferevent_setwatermark) X(bufferevent_get_input)                                        \
   X(evbuffer_new) X(evbuffer_free) X(evbuffer_add)                \
-  X(evbuffer_get_length) X(evbuffer_remove)
+  X(evbuffer_get_length) X(evbuffer_remove) X(evbuffer_drain)
 
 #define LISTSTORE_LIBEVENT_FIELD(name) __typeof__(name) *_Nonnull name;
 /// Pointers to the libevent functions ListStoreServer calls, typed from the

@@ -51,7 +51,7 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
           ("X-Accel-Buffering", "no"),
           // A stream ends its connection: a client reconnects for the next one.
           ("Connection", "close"),
-        ], timeoutSeconds: 24 * 3600, onClose: { [self] in clientLeft() })
+        ], onClose: { [self] in clientLeft() })
       // The bound on unsent data counts from what the stream starts with: a snapshot
       // as large as the list is sent whole, however large, then only changes count.
       let opening = Array("retry: 1000\n\n".utf8) + first
@@ -167,7 +167,13 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   /// changes; `closed` runs once its connection has sent what it holds and closed.
   func close(closed: @escaping () -> Void) {
     guard !ended else { return closed() }
-    exchange.finish(answering: ChangeStream.pollAnswer([], seq: feed.seq), closed: closed)
+    let streaming: Bool
+    switch kind {
+    case .events: streaming = true
+    case .poll: streaming = false
+    }
+    exchange.finish(
+      answering: ChangeStream.pollAnswer([], seq: feed.seq), streaming: streaming, closed: closed)
     stop()
   }
 

@@ -8,299 +8,34 @@ import ReactiveCore
   import Darwin
 #endif
 
-/// An HTTP request as the server's handlers see it: read whole by libevent, copied out
-/// of its buffers on the loop's thread.
-struct HTTPRequest: Sendable {
-  /// `GET`, `POST`, `PUT`, `PATCH`, `DELETE`, `HEAD` or `OPTIONS`.
-  var method: String
-  /// The path, percent-decoded per segment by ``segments``.
-  var path: String
-  /// The query's parameters, percent-decoded (the last of a repeated name wins).
-  var query: [String: String]
-  /// The request headers the handlers read, by lowercased name.
-  var headers: [String: String]
-  var body: [UInt8]
-
-  /// The path's segments, percent-decoded: `/v1/lists/a%20b` → `["v1", "lists", "a b"]`;
-  /// `nil` when a segment is not valid percent-encoded UTF-8.
-  var segments: [String]? {
-    var result: [String] = []
-    for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-      guard let decoded = percentDecoded(part) else { return nil }
-      result.append(decoded)
-    }
-    return result
-  }
-}
-
-/// A response: status, headers and body.
-struct HTTPResponse: Sendable {
-  var status: Int
-  var headers: [(String, String)] = []
-  var body: [UInt8] = []
-
-  /// A JSON body.
-  static func json(_ status: Int, _ text: String, headers: [(String, String)] = []) -> Self {
-    Self(
-      status: status,
-      headers: [("Content-Type", "application/json; charset=utf-8")] + headers,
-      body: Array(text.utf8))
-  }
-
-  /// Adds `fields` (`,"key":value…`) to a JSON object body, before its closing brace.
-  mutating func insertFields(_ fields: String) {
-    guard body.last == UInt8(ascii: "}") else { return }
-    body.removeLast()
-    body += Array(fields.utf8) + [UInt8(ascii: "}")]
-  }
-
-  /// The error body of the contract: `{"error": …, "code": …}`.
-  static func error(
-    _ status: Int, _ code: String, _ message: String, headers: [(String, String)] = [],
-    detail: String? = nil
-  )
-    -> Self
-  {
-    json(
-      status,
-      "{\"error\":" + JSONText.quote(message) + ",\"code\":" + JSONText.quote(code)
-        + (detail.map { ",\"detail\":" + $0 } ?? "") + "}",
-      headers: headers)
-  }
-}
-
-/// One request being answered. Made and answered on the loop's thread; other threads
-/// answer it through ``respond(_:)`` and the stream methods, which hand the work to the
-/// loop. libevent frees the request once it is answered (or once its client went away
-/// and it is answered after all).
-final class HTTPExchange: @unchecked Sendable {
-  let server: HTTPServer
-  /// Touched on the loop's thread only; `nil` once answered.
-  private var request: OpaquePointer?
-  /// Whether a stream's client went away (loop's thread only).
-  private(set) var isClosed = false
-  /// Whether a chunked answer was started (loop's thread only).
-  private var streaming = false
-  /// Called on the loop's thread when the client of a held request goes away.
-  private var onClose: (() -> Void)?
-  private var retainedForClose: Unmanaged<HTTPExchange>?
-
-  init(server: HTTPServer, request: OpaquePointer) {
-    self.server = server
-    self.request = request
-  }
-
-  /// Answers with `response`, from any thread.
-  func respond(_ response: HTTPResponse) {
-    server.loop.execute { self.sendNow(response) }
-  }
-
-  /// Answers on the loop's thread.
-  func sendNow(_ response: HTTPResponse) {
-    guard let request else { return }
-    let ev = server.ev
-    detachCloseCallback()
-    let headers = ev.evhttp_request_get_output_headers(request)
-    for (name, value) in response.headers { _ = ev.evhttp_add_header(headers, name, value) }
-    let buffer = ev.evbuffer_new()
-    if let buffer, !response.body.isEmpty {
-      response.body.withUnsafeBytes { bytes in
-        if let base = bytes.baseAddress { _ = ev.evbuffer_add(buffer, base, bytes.count) }
-      }
-    }
-    ev.evhttp_send_reply(request, Int32(response.status), reason(response.status), buffer)
-    if let buffer { ev.evbuffer_free(buffer) }
-    self.request = nil
-    server.count(status: response.status)
-  }
-
-  /// Starts a chunked answer that stays open (a stream, a long poll), on the loop's
-  /// thread; `onClose` runs there if the client goes away first.
-  func startStream(
-    status: Int, headers: [(String, String)], timeoutSeconds: Int32, onClose: @escaping () -> Void
-  ) {
-    guard let request else { return }
-    let ev = server.ev
-    let output = ev.evhttp_request_get_output_headers(request)
-    for (name, value) in headers { _ = ev.evhttp_add_header(output, name, value) }
-    if let connection = ev.evhttp_request_get_connection(request) {
-      ev.evhttp_connection_set_timeout(connection, timeoutSeconds)
-      // Each event goes out at once, not held back until the last one is acknowledged.
-      if let bufferevent = ev.evhttp_connection_get_bufferevent(connection) {
-        var yes: Int32 = 1
-        _ = setsockopt(
-          ev.bufferevent_getfd(bufferevent), Int32(IPPROTO_TCP), TCP_NODELAY, &yes,
-          socklen_t(MemoryLayout<Int32>.size))
-      }
-    }
-    watchClose(onClose)
-    streaming = true
-    ev.evhttp_send_reply_start(request, Int32(status), reason(status))
-    server.count(status: status)
-  }
-
-  /// Holds the request without answering (a long poll), noticing its client leave.
-  func hold(onClose: @escaping () -> Void) {
-    watchClose(onClose)
-  }
-
-  private func watchClose(_ onClose: @escaping () -> Void) {
-    guard let request, let connection = server.ev.evhttp_request_get_connection(request) else {
-      return
-    }
-    self.onClose = onClose
-    retainedForClose = Unmanaged.passRetained(self)
-    server.ev.evhttp_connection_set_closecb(
-      connection,
-      { _, context in
-        guard let context else { return }
-        let exchange = Unmanaged<HTTPExchange>.fromOpaque(context).takeUnretainedValue()
-        exchange.clientLeft()
-      }, retainedForClose?.toOpaque())
-  }
-
-  private func clientLeft() {
-    isClosed = true
-    let onClose = self.onClose
-    self.onClose = nil
-    // The request is no longer on a connection: answering it frees it.
-    if let request {
-      server.ev.evhttp_send_reply_end(request)
-      self.request = nil
-    }
-    retainedForClose?.release()
-    retainedForClose = nil
-    onClose?()
-  }
-
-  private func detachCloseCallback() {
-    guard retainedForClose != nil else { return }
-    if let request, let connection = server.ev.evhttp_request_get_connection(request) {
-      server.ev.evhttp_connection_set_closecb(connection, nil, nil)
-    }
-    retainedForClose?.release()
-    retainedForClose = nil
-    onClose = nil
-  }
-
-  /// Sends a chunk of a started stream (loop's thread).
-  /// - Returns: How many bytes wait unsent on the connection after it.
-  @discardableResult
-  func sendChunk(_ bytes: [UInt8]) -> Int {
-    guard let request, !isClosed, !bytes.isEmpty else { return 0 }
-    let ev = server.ev
-    if !server.isTLS, let connection = ev.evhttp_request_get_connection(request),
-      let bufferevent = ev.evhttp_connection_get_bufferevent(connection),
-      let output = ev.bufferevent_get_output(bufferevent), ev.evbuffer_get_length(output) == 0
-    {
-      return sendDirectly(chunk: bytes, bufferevent: bufferevent)
-    }
-    guard let buffer = ev.evbuffer_new() else { return 0 }
-    bytes.withUnsafeBytes { bytes in
-      if let base = bytes.baseAddress { _ = ev.evbuffer_add(buffer, base, bytes.count) }
-    }
-    ev.evhttp_send_reply_chunk(request, buffer)
-    ev.evbuffer_free(buffer)
-    return unsentBytes
-  }
-
-  /// Sends a chunk straight to the socket of a connection with nothing queued, and
-  /// queues on it what the socket does not take: one system call per chunk where
-  /// libevent's own path would also switch the socket's write event on and off again
-  /// (two more), which is most of a change's cost to a thousand streams. Ordering holds:
-  /// nothing was queued before it, and what follows queues behind the rest.
-  private func sendDirectly(chunk bytes: [UInt8], bufferevent: OpaquePointer) -> Int {
-    let ev = server.ev
-    var framed = Array((String(bytes.count, radix: 16) + "\r\n").utf8)
-    framed.reserveCapacity(framed.count + bytes.count + 2)
-    framed += bytes
-    framed += [13, 10]
-    let fd = ev.bufferevent_getfd(bufferevent)
-    var sent = 0
-    while sent < framed.count {
-      let count = framed[sent...].withUnsafeBytes {
-        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_NOSIGNAL))
-      }
-      if count > 0 {
-        sent += count
-      } else if count < 0 && errno == EINTR {
-        continue
-      } else {
-        // Full (or failed: libevent finds the error when it writes, and closes).
-        break
-      }
-    }
-    guard sent < framed.count else { return 0 }
-    framed[sent...].withUnsafeBytes { rest in
-      if let base = rest.baseAddress { _ = ev.bufferevent_write(bufferevent, base, rest.count) }
-    }
-    _ = ev.bufferevent_enable(bufferevent, Int16(LISTSTORE_EV_WRITE))
-    return framed.count - sent
-  }
-
-  /// Bytes queued on the connection and not yet taken by the client.
-  var unsentBytes: Int {
-    guard let request, let connection = server.ev.evhttp_request_get_connection(request),
-      let bufferevent = server.ev.evhttp_connection_get_bufferevent(connection),
-      let output = server.ev.bufferevent_get_output(bufferevent)
-    else { return 0 }
-    return server.ev.evbuffer_get_length(output)
-  }
-
-  /// Ends a started stream (loop's thread); `closeWithin` bounds how long a client that
-  /// does not read may keep the connection.
-  func endStream(closeWithin seconds: Int32? = nil) {
-    guard let request else { return }
-    detachCloseCallback()
-    if let seconds, let connection = server.ev.evhttp_request_get_connection(request) {
-      server.ev.evhttp_connection_set_timeout(connection, seconds)
-    }
-    server.ev.evhttp_send_reply_end(request)
-    self.request = nil
-  }
-
-  /// Ends the exchange from the server's side (loop's thread): a held request answers
-  /// `response`, a started stream ends; either way the connection closes once what it
-  /// holds is sent, and `closed` runs then (at once when the client is already gone).
-  func finish(answering response: HTTPResponse, closed: @escaping () -> Void) {
-    guard let request, !isClosed, let connection = server.ev.evhttp_request_get_connection(request)
-    else { return closed() }
-    if streaming {
-      endStream(closeWithin: 5)
-    } else {
-      var response = response
-      response.headers.append(("Connection", "close"))
-      sendNow(response)
-    }
-    // libevent frees the connection once it has sent the rest, and calls this then.
-    let box = Unmanaged.passRetained(ClosedCallback(closed))
-    server.ev.evhttp_connection_set_closecb(
-      connection,
-      { _, context in
-        guard let context else { return }
-        let box = Unmanaged<ClosedCallback>.fromOpaque(context)
-        box.takeUnretainedValue().run()
-        box.release()
-      }, box.toOpaque())
-  }
-
-  private final class ClosedCallback {
-    let run: () -> Void
-    init(_ run: @escaping () -> Void) { self.run = run }
-  }
-
-  private func reason(_ status: Int) -> String { HTTPServer.reasons[status] ?? "Status" }
-}
-
-/// libevent's HTTP server on one loop thread, handing each request to `handler`.
+/// The server's HTTP/1.1 side on one libevent loop thread: it accepts connections, reads
+/// their requests itself (``HTTPConnection``), asks ``admit`` about each head before its
+/// body is read, and hands each whole request to `handler`.
+///
+/// It holds at most ``ServerLimits/maxConnections`` connections, and keeps descriptors
+/// spare: at its limit it still accepts, then closes the connection that has waited
+/// longest without a complete head (failing that, the longest-idle kept-alive one); out
+/// of descriptors, it accepts and closes at once, saying so on standard error at most
+/// once a second, rather than spinning.
 final class HTTPServer: @unchecked Sendable {
+  // `@unchecked Sendable`: the connections, the listener and the counters' bookkeeping
+  // are touched on the loop's thread only; `statusCounts` is locked.
   let ev: LibEventFunctions
   let loop: EventLoop
-  private var http: OpaquePointer?
+  let limits: ServerLimits
   private var listener: Int32 = -1
+  private var acceptEvent: OpaquePointer?
+  /// A descriptor held in reserve, given up for a moment to accept and close a connection
+  /// when the process has none left.
+  private var spare: Int32 = -1
+  private var lastDescriptorWarning: ContinuousClock.Instant?
+  /// The open connections (loop's thread only).
+  private var connections: [ObjectIdentifier: HTTPConnection] = [:]
   /// The bound address's port (useful when asked for port 0).
   private(set) var port: Int = 0
   let handler: @Sendable (HTTPRequest, HTTPExchange) -> Void
+  /// Decides on a request's head, before its body is read (on the loop's thread).
+  var admit: (RequestHead, HTTPConnection) -> Admission = { _, _ in .admit(maxBody: 0) }
   /// Responses by status, for `/metrics`.
   let statusCounts = Locked<[Int: Int]>([:])
   /// Wraps each connection in TLS, when serving it.
@@ -308,23 +43,23 @@ final class HTTPServer: @unchecked Sendable {
   /// Whether connections are TLS (their bytes go through libevent's OpenSSL filter).
   var isTLS: Bool { tls != nil }
 
-  static let reasons: [Int: String] = [
-    200: "OK", 201: "Created", 204: "No Content", 303: "See Other", 304: "Not Modified",
-    400: "Bad Request",
-    401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed",
-    409: "Conflict", 411: "Length Required", 412: "Precondition Failed",
-    413: "Content Too Large", 415: "Unsupported Media Type", 422: "Unprocessable Content",
-    500: "Internal Server Error", 503: "Service Unavailable",
-  ]
+  /// What ``admit`` decides about a head.
+  enum Admission {
+    /// Read the body, up to `maxBody` bytes, and hand the request over.
+    case admit(maxBody: Int)
+    /// Answer this without reading the body, and close.
+    case refuse(HTTPResponse)
+  }
 
   /// Binds `host:port` and prepares the server; ``run()`` serves.
   init(
-    host: String, port: Int, maxBody: Int, tls: TLSFiles? = nil,
+    host: String, port: Int, limits: ServerLimits, tls: TLSFiles? = nil,
     handler: @escaping @Sendable (HTTPRequest, HTTPExchange) -> Void
   ) throws(ServerError) {
     let ev = try LibEvent.functions.get()
     self.tls = try tls.map { files throws(ServerError) in try TLSContext(files) }
     self.ev = ev
+    self.limits = limits
     loop = try EventLoop(ev)
     self.handler = handler
     listener = try Self.listen(host: host, port: port)
@@ -334,97 +69,136 @@ final class HTTPServer: @unchecked Sendable {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
     }
     self.port = Self.port(of: address)
-    guard let http = ev.evhttp_new(loop.base) else {
-      close(listener)
-      throw ServerError("libevent cannot start an HTTP server")
-    }
-    self.http = http
-    ev.evhttp_set_max_body_size(http, maxBody)
-    ev.evhttp_set_max_headers_size(http, 64 * 1024)
-    ev.evhttp_set_timeout(http, 60)
-    // GET, POST, HEAD, PUT, DELETE, OPTIONS and PATCH.
-    ev.evhttp_set_allowed_methods(http, 1 | 2 | 4 | 8 | 16 | 32 | 256)
-    ev.evhttp_set_gencb(
-      http,
-      { request, context in
+    spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    acceptEvent = ev.event_new(
+      loop.base, listener, Int16(LISTSTORE_EV_READ | LISTSTORE_EV_PERSIST),
+      { _, _, context in
         guard let context else { return }
-        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().received(request)
+        Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue().acceptConnections()
       }, Unmanaged.passUnretained(self).toOpaque())
-    if self.tls != nil {
-      ev.evhttp_set_bevcb(
-        http,
-        { base, context in
-          guard let context else { return nil }
-          let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-          return server.tls?.bufferevent(base: base)
-        }, Unmanaged.passUnretained(self).toOpaque())
-    }
-    guard ev.evhttp_accept_socket_with_handle(http, listener) != nil else {
+    guard let acceptEvent, ev.event_add(acceptEvent, nil) == 0 else {
+      close(listener)
       throw ServerError("libevent cannot accept connections on \(host):\(port)")
     }
   }
 
   deinit {
-    if let http { ev.evhttp_free(http) }
+    if let acceptEvent { ev.event_free(acceptEvent) }
+    if listener >= 0 { close(listener) }
+    if spare >= 0 { close(spare) }
   }
 
   func count(status: Int) {
     statusCounts.withLock { $0[status, default: 0] += 1 }
   }
 
-  /// Serves until ``stop()``; blocks the calling thread.
-  func run() { loop.run() }
+  /// How many connections are open (loop's thread).
+  var connectionCount: Int { connections.count }
 
-  /// Stops serving: no request is accepted any more, and ``run()`` returns.
+  /// Serves until ``stop()``; blocks the calling thread.
+  func run() {
+    loop.run()
+    // Whatever is still open when the loop ends goes with it.
+    for connection in Array(connections.values) { connection.close() }
+  }
+
+  /// Stops accepting connections, closes the idle ones, and makes ``run()`` return once
+  /// the tasks queued before it ran.
   func stop() {
-    loop.execute { [self] in
-      if let http {
-        ev.evhttp_free(http)
-        self.http = nil
-      }
-    }
+    loop.execute { [self] in stopAccepting() }
     loop.stop()
   }
 
-  private func received(_ request: OpaquePointer) {
-    let methods = [
-      1: "GET", 2: "POST", 4: "HEAD", 8: "PUT", 16: "DELETE", 32: "OPTIONS", 256: "PATCH",
-    ]
-    let method = methods[Int(ev.evhttp_request_get_command(request))] ?? "OTHER"
-    let uri = ev.evhttp_request_get_uri(request).map { String(cString: $0) } ?? "/"
-    let (path, query) = Self.split(uri: uri)
-    var headers: [String: String] = [:]
-    let input = ev.evhttp_request_get_input_headers(request)
-    for name in [
-      "authorization", "content-type", "accept", "last-event-id", "if-match", "cookie",
-      "content-length", "transfer-encoding", "x-requested-with",
-    ] {
-      if let value = ev.evhttp_find_header(input, name) { headers[name] = String(cString: value) }
+  /// Stops accepting, and closes the connections that wait for a request (loop's thread).
+  func stopAccepting() {
+    if let acceptEvent {
+      _ = ev.event_del(acceptEvent)
+      ev.event_free(acceptEvent)
+      self.acceptEvent = nil
     }
-    var body: [UInt8] = []
-    let buffer = ev.evhttp_request_get_input_buffer(request)
-    let length = ev.evbuffer_get_length(buffer)
-    if length > 0 {
-      body = [UInt8](repeating: 0, count: length)
-      body.withUnsafeMutableBytes { bytes in
-        if let base = bytes.baseAddress { _ = ev.evbuffer_remove(buffer, base, length) }
-      }
+    if listener >= 0 {
+      close(listener)
+      listener = -1
     }
-    let exchange = HTTPExchange(server: self, request: request)
-    handler(
-      HTTPRequest(method: method, path: path, query: query, headers: headers, body: body), exchange)
+    for connection in connections.values
+    where connection.isWaitingForHead || connection.isIdleKeepAlive {
+      connection.close()
+    }
   }
 
-  /// `/a/b?x=1&y=2` → (`/a/b`, `["x": "1", "y": "2"]`).
-  static func split(uri: String) -> (String, [String: String]) {
-    guard let mark = uri.firstIndex(of: "?") else { return (uri, [:]) }
-    var query: [String: String] = [:]
-    for pair in uri[uri.index(after: mark)...].split(separator: "&") {
-      let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-      guard let name = percentDecoded(parts[0], plusIsSpace: true) else { continue }
-      query[name] = parts.count > 1 ? percentDecoded(parts[1], plusIsSpace: true) ?? "" : ""
+  // MARK: - Accepting
+
+  private func acceptConnections() {
+    // A bounded number per wake-up, so that one busy listener cannot starve the loop.
+    for _ in 0..<64 {
+      let fd = accept(listener, nil, nil)
+      if fd < 0 {
+        switch errno {
+        case EINTR, ECONNABORTED: continue
+        case EMFILE, ENFILE: shedWithoutDescriptors()
+        default: break
+        }
+        return
+      }
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      if connections.count >= limits.maxConnections && !makeRoom() {
+        close(fd)
+        continue
+      }
+      let bufferevent =
+        tls.flatMap { $0.bufferevent(base: loop.base, fd: fd) }
+        ?? (tls == nil
+          ? ev.bufferevent_socket_new(loop.base, fd, LISTSTORE_BEV_OPT_CLOSE_ON_FREE) : nil)
+      guard let bufferevent else {
+        close(fd)
+        continue
+      }
+      let connection = HTTPConnection(server: self, bufferevent: bufferevent, fd: fd)
+      connections[ObjectIdentifier(connection)] = connection
+      connection.start()
     }
-    return (String(uri[..<mark]), query)
+  }
+
+  /// At the connection limit: closes the connection that has waited longest without a
+  /// complete head, else the longest-idle kept-alive one; `false` when none may go.
+  private func makeRoom() -> Bool {
+    let waiting = connections.values.filter(\.isWaitingForHead)
+    let idle = connections.values.filter(\.isIdleKeepAlive)
+    guard
+      let victim = waiting.min(by: { $0.phaseSince < $1.phaseSince })
+        ?? idle.min(by: { $0.phaseSince < $1.phaseSince })
+    else { return false }
+    victim.close()
+    return true
+  }
+
+  /// No descriptor left: gives up the spare one to accept the waiting connection and
+  /// close it at once (else the listener stays readable and the loop spins), and says
+  /// so at most once a second.
+  private func shedWithoutDescriptors() {
+    let now = ContinuousClock.now
+    if lastDescriptorWarning.map({ $0.duration(to: now) >= .seconds(1) }) ?? true {
+      lastDescriptorWarning = now
+      let line =
+        "liststore serve: out of file descriptors with \(connections.count) connections open; "
+        + "closing new connections (raise the limit with ulimit -n, or lower --max-connections)\n"
+      _ = line.withCString { Glibc.write(STDERR_FILENO, $0, strlen($0)) }
+    }
+    guard spare >= 0 else { return }
+    close(spare)
+    spare = -1
+    while true {
+      let fd = accept(listener, nil, nil)
+      if fd < 0 { break }
+      close(fd)
+    }
+    spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
+  }
+
+  /// A connection is gone (from the connection).
+  func forget(_ connection: HTTPConnection) {
+    connections[ObjectIdentifier(connection)] = nil
   }
 
   private static func listen(host: String, port: Int) throws(ServerError) -> Int32 {
@@ -487,30 +261,4 @@ final class HTTPServer: @unchecked Sendable {
       }
     }
   }
-}
-
-/// Percent-decoding of a URL part; `nil` for a bad escape or bytes that are not UTF-8.
-func percentDecoded<S: StringProtocol>(_ text: S, plusIsSpace: Bool = false) -> String? {
-  var bytes: [UInt8] = []
-  var iterator = Array(text.utf8).makeIterator()
-  func hex(_ byte: UInt8?) -> UInt8? {
-    guard let byte else { return nil }
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-  }
-  while let byte = iterator.next() {
-    if byte == UInt8(ascii: "%") {
-      guard let high = hex(iterator.next()), let low = hex(iterator.next()) else { return nil }
-      bytes.append(high << 4 | low)
-    } else if plusIsSpace && byte == UInt8(ascii: "+") {
-      bytes.append(UInt8(ascii: " "))
-    } else {
-      bytes.append(byte)
-    }
-  }
-  return String(validating: bytes, as: UTF8.self)
 }

@@ -216,6 +216,18 @@ public struct ServerLimits: Sendable {
   public var keepAliveSeconds = 15
   /// Seconds a feed with no client stays, for clients that come back.
   public var idleFeedSeconds = 60
+  /// The largest request head (request line and fields), in bytes.
+  public var maxHead = 64 * 1024
+  /// Seconds a request's head may take from its first byte (a slow client's deadline).
+  public var headSeconds = 10
+  /// Seconds a connection may wait for a request: a new one, or a kept-alive one.
+  public var idleSeconds = 60
+  /// The slowest a body may arrive, in bytes a second after the head's deadline: a body
+  /// of `n` bytes must be whole within `headSeconds + n / minimumBodyRate` seconds.
+  public var minimumBodyRate = 64 * 1024
+  /// The most connections open at once; the server lowers it to what its descriptor
+  /// limit allows, keeping 64 spare.
+  public var maxConnections = 4096
 
   /// The defaults of the HTTP contract.
   public init() {}

@@ -38,6 +38,17 @@ extension ListServer {
   {
     let feed = try feed(name)
     let wantsEvents = request.headers["accept"]?.contains("text/event-stream") == true
+    if request.method == "HEAD" {
+      // What a GET would start with, and no stream held open.
+      return HTTPResponse(
+        status: 200,
+        headers: [
+          (
+            "Content-Type",
+            wantsEvents ? "text/event-stream; charset=utf-8" : "application/json; charset=utf-8"
+          ), ("Cache-Control", "no-cache"),
+        ])
+    }
     var after: Int64?
     if let text = request.query["after"] ?? request.headers["last-event-id"] {
       guard let value = Int64(text.trimmingSpaces()), value >= 0 else {

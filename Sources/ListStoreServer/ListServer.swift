@@ -5,9 +5,14 @@ import ListStoreFormats
 import Observable2D
 import ReactiveCore
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `liststore serve`: the HTTP API and change streams of one repository
-/// (docs/http.md). Requests are read and answered by libevent's HTTP server on one loop
-/// thread; the database work runs on a pool of worker threads; each watched list is
+/// (docs/http.md). Requests are read and answered on one libevent loop thread by the
+/// server's own HTTP/1.1 reader and writer (``HTTPConnection``), which checks each
+/// request's token before reading its body; the database work runs on a pool of worker threads; each watched list is
 /// observed once (``ListFeed``) and its changes are encoded once for all its clients.
 public final class ListServer: @unchecked Sendable {
   /// Where and how to serve.
@@ -55,11 +60,16 @@ public final class ListServer: @unchecked Sendable {
     self.configuration = configuration
     // The server's handler reaches this object once it is made.
     let router = self.router
+    var limits = configuration.limits
+    limits.maxConnections = min(limits.maxConnections, Self.connectionsTheDescriptorsAllow())
     http = try HTTPServer(
-      host: configuration.host, port: configuration.port, maxBody: configuration.limits.maxBody,
-      tls: configuration.tls
+      host: configuration.host, port: configuration.port, limits: limits, tls: configuration.tls
     ) { request, exchange in
       router.withLock { $0 }?.accept(request, exchange)
+    }
+    http.admit = { head, _ in
+      router.withLock { $0 }?.admit(head)
+        ?? .refuse(.error(503, "stopping", "the server is stopping; try again shortly"))
     }
     router.withLock { $0 = self }
     http.loop.onTick = { router.withLock { $0 }?.tick() }
@@ -244,5 +254,45 @@ public final class ListServer: @unchecked Sendable {
     APIFailure(
       405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); use \(allow)",
       headers: [("Allow", allow)])
+  }
+}
+
+extension ListServer {
+  /// Decides on a request's head before its body is read (on the loop's thread): a
+  /// request to the API without a token the server knows, or a read token that would
+  /// write, is answered at once — without buffering its body, or waiting behind writes.
+  func admit(_ head: RequestHead) -> HTTPServer.Admission {
+    if stopping.withLock({ $0 }) {
+      return .refuse(.error(503, "stopping", "the server is stopping; try again shortly"))
+    }
+    let (path, query) = splitTarget(head.target)
+    let first = path.split(separator: "/").first
+    guard first == "v1" || first == "metrics" else {
+      return .admit(maxBody: configuration.limits.maxBody)
+    }
+    var headers: [String: String] = [:]
+    for (name, value) in head.fields where headers[name] == nil { headers[name] = value }
+    let request = HTTPRequest(
+      method: head.method, path: path, query: query, headers: headers, body: [])
+    do {
+      let access = try authorize(request)
+      if access == .read && head.method != "GET" && head.method != "HEAD" {
+        return .refuse(.error(403, "forbidden", "this token may read but not write"))
+      }
+    } catch let failure as APIFailure {
+      return .refuse(failure.response)
+    } catch {
+      return .refuse(.error(500, "internal", "\(error)"))
+    }
+    return .admit(maxBody: configuration.limits.maxBody)
+  }
+
+  /// How many connections the process's descriptor limit allows, keeping 64 spare for
+  /// the database, the logs and the moment of accepting one too many.
+  static func connectionsTheDescriptorsAllow() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1024 - 64 }
+    let soft = limit.rlim_cur == rlim_t.max ? 1 << 20 : Int(clamping: limit.rlim_cur)
+    return max(16, soft - 64)
   }
 }

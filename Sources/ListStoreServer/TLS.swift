@@ -56,12 +56,12 @@ final class TLSContext: @unchecked Sendable {
 
   deinit { functions.SSL_CTX_free(context) }
 
-  /// A bufferevent that accepts TLS on a connection libevent is about to set up, or
-  /// `nil` (libevent then drops the connection).
-  func bufferevent(base: OpaquePointer) -> OpaquePointer? {
+  /// A bufferevent that accepts TLS on the accepted socket `fd` (and closes it when
+  /// freed), or `nil`.
+  func bufferevent(base: OpaquePointer, fd: Int32) -> OpaquePointer? {
     guard let ssl = functions.SSL_new(context) else { return nil }
     return functions.bufferevent_openssl_socket_new(
-      base, -1, ssl, LISTSTORE_BUFFEREVENT_SSL_ACCEPTING, LISTSTORE_BEV_OPT_CLOSE_ON_FREE)
+      base, fd, ssl, LISTSTORE_BUFFEREVENT_SSL_ACCEPTING, LISTSTORE_BEV_OPT_CLOSE_ON_FREE)
   }
 
   private static func lastError(_ functions: TLSFunctions) -> String {

@@ -129,11 +129,14 @@ extension RequestHead {
       throw .bad("the request target holds white space or control characters")
     }
     let minorVersion: Int
-    switch String(decoding: parts[2], as: UTF8.self) {
+    let version = String(decoding: parts[2], as: UTF8.self)
+    switch version {
     case "HTTP/1.1": minorVersion = 1
     case "HTTP/1.0": minorVersion = 0
-    default:
+    case _ where version.hasPrefix("HTTP/"):
       throw HeadError(505, "httpVersionNotSupported", "only HTTP/1.1 and HTTP/1.0 are served")
+    default:
+      throw .bad("the request line must end with the version, HTTP/1.1")
     }
     var fields: [(name: String, value: String)] = []
     for line in lines.dropFirst() {
