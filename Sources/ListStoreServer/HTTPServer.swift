@@ -142,9 +142,13 @@ final class HTTPServer: @unchecked Sendable {
       }
       _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
       _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      if connections.count >= limits.maxConnections && !makeRoom() {
-        close(fd)
-        continue
+      var evicted = false
+      if connections.count >= limits.maxConnections {
+        guard makeRoom() else {
+          close(fd)
+          continue
+        }
+        evicted = true
       }
       let bufferevent =
         tls.flatMap { $0.bufferevent(base: loop.base, fd: fd) }
@@ -157,6 +161,10 @@ final class HTTPServer: @unchecked Sendable {
       let connection = HTTPConnection(server: self, bufferevent: bufferevent, fd: fd)
       connections[ObjectIdentifier(connection)] = connection
       connection.start()
+      // libevent closes a freed connection's socket when the loop next runs its
+      // finalizers: accept the next one after that, so that evictions keep the count of
+      // descriptors where the limit puts it.
+      if evicted { return }
     }
   }
 

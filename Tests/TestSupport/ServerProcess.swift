@@ -21,13 +21,18 @@ public final class ServerProcess: @unchecked Sendable {
   ///   - environment: Variables added to the environment.
   ///   - workingDirectory: Where it runs (relative paths in `arguments` start there); this
   ///     process's own folder unless given.
+  ///   - descriptorLimit: A lower limit of open files for the server (`ulimit -n`).
   /// - Throws: When it does not start listening.
   public init(
     location: String, arguments: [String] = [], environment: [String: String] = [:],
-    workingDirectory: String? = nil
+    workingDirectory: String? = nil, descriptorLimit: Int? = nil
   ) throws {
+    let command =
+      [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments
+    // With a limit, through a shell that sets it and then becomes the server.
     output = try WatchProcess(
-      [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments,
+      descriptorLimit.map { ["/bin/sh", "-c", "ulimit -n \($0) && exec \"$0\" \"$@\""] + command }
+        ?? command,
       environment: environment, workingDirectory: workingDirectory)
     output.wait { lines, _ in !lines.isEmpty }
     guard let line = output.lines.first, line.hasPrefix("listening on http"),
@@ -209,7 +214,7 @@ public final class EventStreamClient: @unchecked Sendable {
 
 /// A TCP connection to a loopback port that sends exactly the bytes a test gives, for
 /// requests `curl` would not send (no length, malformed, cut off, never finished).
-public final class RawConnection {
+public final class RawConnection: Sendable {
   private let fd: Int32
 
   /// Connects to `127.0.0.1:port`.
@@ -248,9 +253,51 @@ public final class RawConnection {
     let bytes = Array(text.utf8)
     var sent = 0
     while sent < bytes.count {
-      let count = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, 0) }
+      let count = bytes[sent...].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
       guard count > 0 else { return }
       sent += count
+    }
+  }
+
+  /// Sends `count` bytes of filler (a body), until they are sent or the server stops
+  /// taking them; returns how many it took.
+  @discardableResult
+  public func sendFiller(_ count: Int) -> Int {
+    let chunk = [UInt8](repeating: UInt8(ascii: "x"), count: 65536)
+    var sent = 0
+    while sent < count {
+      let taken = chunk[..<min(chunk.count, count - sent)].withUnsafeBytes {
+        Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+      }
+      guard taken > 0 else { break }
+      sent += taken
+    }
+    return sent
+  }
+
+  /// Waits up to `milliseconds` for the server to close the connection (what it sends
+  /// first is dropped); `true` once it did, `false` when the time passed first.
+  public func waitForClose(milliseconds: Int32) -> Bool {
+    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    guard poll(&descriptor, 1, milliseconds) > 0 else { return false }
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    let count = buffer.withUnsafeMutableBytes {
+      recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT))
+    }
+    if count > 0 { return waitForClose(milliseconds: milliseconds) }
+    return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
+  }
+
+  /// Whether the server closed the connection: a read gets its end (or a reset) before the
+  /// read times out; what it sends before is dropped.
+  public func isClosedByServer() -> Bool {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if count > 0 { continue }
+      return count == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)
     }
   }
 
@@ -282,13 +329,15 @@ public final class RawConnection {
     return String(decoding: bytes, as: UTF8.self)
   }
 
-  /// Reads one response: its head, then as many body bytes as its Content-Length says.
-  public func readResponse() -> String {
+  /// Reads one response: its head, then as many body bytes as its Content-Length says
+  /// (none for the answer to a `HEAD`, `bodyless`).
+  public func readResponse(bodyless: Bool = false) -> String {
     var bytes: [UInt8] = []
     var buffer = [UInt8](repeating: 0, count: 65536)
     func complete() -> Bool {
       let text = String(decoding: bytes, as: UTF8.self)
       guard let end = text.range(of: "\r\n\r\n") else { return false }
+      if bodyless { return true }
       let head = text[..<end.lowerBound].lowercased()
       guard
         let line = head.components(separatedBy: "\r\n").first(where: {

@@ -65,6 +65,15 @@ enum ServeCommand {
         name: "tls-key", valueName: "FILE", help: "The certificate's PEM private key."),
       OptionSpec(
         name: "max-body", valueName: "BYTES", help: "The largest request body (default 268435456)."),
+      OptionSpec(
+        name: "max-connections", valueName: "N",
+        help: "The most connections open at once (default 4096, or what ulimit -n allows)."),
+      OptionSpec(
+        name: "head-timeout", valueName: "SECONDS",
+        help: "How long a request's head may take from its first byte (default 10)."),
+      OptionSpec(
+        name: "idle-timeout", valueName: "SECONDS",
+        help: "How long a connection may wait for a request (default 60)."),
     ],
     // A server is a writer: like `list create`, it creates and migrates the database.
     database: .writes, run: run)
@@ -89,6 +98,19 @@ enum ServeCommand {
           command: ["serve"])
       }
       configuration.limits.maxBody = bytes
+    }
+    for (option, limit) in [
+      ("max-connections", \ServerLimits.maxConnections), ("head-timeout", \.headSeconds),
+      ("idle-timeout", \.idleSeconds),
+    ] {
+      guard let text = invocation.option(option) else { continue }
+      guard let value = Int(text), value > 0, value <= 1_000_000 else {
+        throw UsageError(
+          message:
+            "--\(option) must be a whole number from 1 to 1000000; got \(text.debugDescription)",
+          command: ["serve"])
+      }
+      configuration.limits[keyPath: limit] = value
     }
     if let path = invocation.option("tokens") {
       if invocation.flag("no-auth") {

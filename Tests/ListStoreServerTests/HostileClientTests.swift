@@ -1,0 +1,192 @@
+import Dispatch
+import Foundation
+import ListStore
+import PostgresTestSupport
+import Synchronization
+import TestSupport
+import Testing
+
+/// `liststore serve` attacked as a hostile client would: at sizes that fit CI, each attack
+/// held while `/healthz` must still answer 200 within a hang deadline — a bound that
+/// makes a server that stopped answering fail rather than hang the suite, never a timing
+/// target (those are in the benchmark, B27).
+@Suite(.serialized) struct HostileClientTests {
+  /// How long `/healthz` may take while an attack holds before the test fails.
+  static let hangSeconds = Int(5 * max(1, TestLimits.eventSeconds / 20))
+
+  /// A database with the demo list, and a server on it.
+  final class Target {
+    let folder = TemporaryDirectory()
+    let server: ServerProcess
+    var database: String { folder.file("lists.sqlite") }
+
+    init(arguments: [String] = [], tokens: Bool = false, descriptorLimit: Int? = nil) throws {
+      expectSuccess(try liststore(["demo"], database: folder.file("lists.sqlite")))
+      var arguments = arguments
+      if tokens {
+        try Data("READER read\nWRITER write\n".utf8).write(
+          to: URL(fileURLWithPath: folder.file("tokens.txt")))
+        arguments += ["--tokens", folder.file("tokens.txt")]
+      }
+      server = try ServerProcess(
+        location: folder.file("lists.sqlite"), arguments: arguments,
+        descriptorLimit: descriptorLimit)
+    }
+
+    /// Opens a connection to the server.
+    func connect(timeout: Int = HostileClientTests.hangSeconds) throws -> RawConnection {
+      try RawConnection(port: server.port, timeout: timeout)
+    }
+
+    /// Expects `/healthz` to answer 200 on a new connection within the hang deadline.
+    func expectHealthy(_ comment: String, sourceLocation: SourceLocation = #_sourceLocation)
+      throws
+    {
+      let connection = try connect()
+      connection.send("GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+      let answer = connection.readResponse()
+      #expect(
+        answer.hasPrefix("HTTP/1.1 200") && answer.hasSuffix("ok\n"),
+        "/healthz during \(comment): \(answer.debugDescription)", sourceLocation: sourceLocation)
+    }
+
+    func remove() {
+      #expect(server.stop() == 0, "\(server.output.errors)")
+      folder.remove()
+    }
+  }
+
+  /// D1: idle connections past the descriptor limit. The server keeps descriptors spare,
+  /// closes the connection that waited longest without a head, and answers.
+  @Test func idleConnectionsPastTheDescriptorLimitDoNotStopTheServer() throws {
+    let target = try Target(descriptorLimit: 160)
+    defer { target.remove() }
+    // Three times what the limit allows (160 less 64 spare), sending nothing.
+    var idle: [RawConnection] = []
+    for _ in 0..<300 { idle.append(try target.connect()) }
+    try target.expectHealthy("300 idle connections at a limit of 160 descriptors")
+    // The oldest idle ones were closed to make room.
+    #expect(idle[0].isClosedByServer())
+    // And the server said nothing, or a line a second at most: no spinning on accept.
+    #expect(target.server.output.errors.count <= 5, "\(target.server.output.errors.prefix(5))")
+  }
+
+  /// D3: bodies sent without a token are never read, whatever they announce, and their
+  /// 401 does not wait behind a long write.
+  @Test func bodiesWithoutATokenAreRefusedBeforeTheyAreRead() throws {
+    let target = try Target(tokens: true)
+    defer { target.remove() }
+    // A long batch with the write token, under way while the attack runs.
+    let batch = try target.connect(timeout: Int(TestLimits.threadSeconds))
+    let operations = (0..<100_000).map { #"{"op":"item add","section":0,"value":\#($0)}"# }
+      .joined(separator: "\n")
+    batch.send(
+      "POST /v1/lists/demo/batch HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer WRITER\r\n"
+        + "Content-Type: application/x-ndjson\r\nContent-Length: \(operations.utf8.count)\r\n\r\n"
+        + operations)
+    let batchDone = Mutex(false)
+    let batchAnswered = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+      let answer = batch.readResponse()
+      batchDone.withLock { $0 = answer.hasPrefix("HTTP/1.1 200") }
+      batchAnswered.signal()
+    }
+    for attempt in 0..<8 {
+      let attacker = try target.connect()
+      attacker.send(
+        "POST /v1/lists/demo/batch HTTP/1.1\r\nHost: test\r\n"
+          + "Content-Type: application/x-ndjson\r\nContent-Length: 262144000\r\n\r\n")
+      attacker.sendFiller(1 << 20)
+      let answer = attacker.readResponse()
+      #expect(answer.hasPrefix("HTTP/1.1 401"), "attempt \(attempt): \(answer.prefix(200))")
+      #expect(answer.contains("Connection: close"), "\(answer.prefix(300))")
+      #expect(attacker.isClosedByServer())
+      // A read token writing is refused as early.
+      let reader = try target.connect()
+      reader.send(
+        "PUT /v1/lists/x HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer READER\r\n"
+          + "Content-Type: application/json\r\nContent-Length: 262144000\r\n\r\n")
+      #expect(reader.readResponse().hasPrefix("HTTP/1.1 403"))
+    }
+    try target.expectHealthy("bodies without a token")
+    // The refusals came while the batch still ran: they did not wait for it.
+    let waited = batchAnswered.wait(timeout: .now() + TestLimits.threadSeconds)
+    #expect(waited == .success && batchDone.withLock { $0 }, "the batch did not complete")
+  }
+
+  /// D4: `HEAD` gets a head alone, so that the next answer on a kept-alive connection is
+  /// read right; on a change stream it holds nothing open.
+  @Test func headGetsTheHeadAloneAndTheNextAnswerIsReadRight() throws {
+    let target = try Target()
+    defer { target.remove() }
+    let connection = try target.connect()
+    connection.send(
+      "HEAD /healthz HTTP/1.1\r\nHost: test\r\n\r\nGET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+    let head = connection.readResponse(bodyless: true)
+    #expect(head.hasPrefix("HTTP/1.1 200") && head.contains("Content-Length: 3\r\n"), "\(head)")
+    #expect(head.hasSuffix("\r\n\r\n"), "a HEAD answer has no body: \(head.debugDescription)")
+    let next = connection.readResponse()
+    #expect(next.hasPrefix("HTTP/1.1 200") && next.hasSuffix("\r\n\r\nok\n"), "\(next)")
+    // On the change stream: the head, then the connection serves the next request.
+    connection.send(
+      "HEAD /v1/lists/demo/changes HTTP/1.1\r\nHost: test\r\nAccept: text/event-stream\r\n\r\n"
+        + "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+    let stream = connection.readResponse(bodyless: true)
+    #expect(stream.hasPrefix("HTTP/1.1 200") && stream.contains("text/event-stream"), "\(stream)")
+    #expect(connection.readResponse().hasSuffix("ok\n"))
+  }
+
+  /// D5: requests shaped to be split differently by two readers are refused, and what
+  /// they hide never runs.
+  @Test(arguments: [
+    ("Transfer-Encoding: gzip", "501"), ("Content-Length: 5\r\nContent-Length: 200", "400"),
+    ("Transfer-Encoding: chunked\r\nContent-Length: 200", "400"),
+    ("Transfer-Encoding: chunked, identity", "501"), ("Content-Length : 200", "400"),
+  ])
+  func smuggledRequestsAreRefusedAndTheirPassengersNeverRun(framing: String, status: String)
+    throws
+  {
+    let target = try Target()
+    defer { target.remove() }
+    let hidden = "DELETE /v1/lists/demo/items/1 HTTP/1.1\r\nHost: test\r\n\r\n"
+    let connection = try target.connect()
+    connection.send(
+      "POST /v1/lists/demo/items?after=2 HTTP/1.1\r\nHost: test\r\n\(framing)\r\n"
+        + "Content-Type: application/json\r\n\r\n" + hidden)
+    let answer = connection.readResponse()
+    #expect(answer.hasPrefix("HTTP/1.1 \(status)"), "\(answer)")
+    #expect(connection.isClosedByServer())
+    let shown = try liststore(["show", "demo"], database: target.database)
+    #expect(shown.stdout.contains("Paris"), "the hidden DELETE ran: \(shown.stdout)")
+    try target.expectHealthy("smuggling")
+  }
+
+  /// D12: a head that trickles in is cut off at the head deadline, counted from its first
+  /// byte, however steadily its bytes come.
+  @Test func headsThatTrickleAreCutOffAtTheDeadline() throws {
+    let target = try Target(arguments: ["--head-timeout", "2"])
+    defer { target.remove() }
+    let head = Array("GET /v1/lists/demo HTTP/1.1\r\nHost: test\r\nX-Slow: ".utf8)
+    // Forty clients, each sending a byte whenever the server has said nothing for a
+    // tenth of a second — a trickle that never finishes its head.
+    let clients = try (0..<40).map { _ in try RawConnection(port: target.server.port, timeout: 0) }
+    let cutOff = Mutex(0)
+    let group = DispatchGroup()
+    for client in clients {
+      group.enter()
+      // A thread each: they block on purpose, and a dispatch queue runs few at once.
+      Thread.detachNewThread {
+        defer { group.leave() }
+        var sent = 0
+        while client.waitForClose(milliseconds: 100) == false {
+          client.send(String(decoding: [head[sent % head.count]], as: UTF8.self))
+          sent += 1
+        }
+        cutOff.withLock { $0 += 1 }
+      }
+    }
+    try target.expectHealthy("40 trickling heads")
+    let ended = group.wait(timeout: .now() + .seconds(2 + Self.hangSeconds * 2))
+    #expect(ended == .success && cutOff.withLock { $0 } == clients.count)
+  }
+}
