@@ -34,10 +34,11 @@ import Testing
     )
   }
 
-  /// Overwrites 800 bytes of page `page` (numbered from 1), as a failing disk might.
+  /// Overwrites 800 bytes of page `page` (numbered from 1), as a failing disk might: in
+  /// its last quarter, where a b-tree page keeps its cells however full it is.
   func damage(page: Int64) throws {
     let handle = try #require(FileHandle(forUpdatingAtPath: db))
-    try handle.seek(toOffset: UInt64(page - 1) * 4096 + 200)
+    try handle.seek(toOffset: UInt64(page - 1) * 4096 + 3200)
     try handle.write(contentsOf: Data(repeating: 0x55, count: 800))
     try handle.close()
   }

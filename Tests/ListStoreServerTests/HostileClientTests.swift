@@ -190,3 +190,46 @@ import Testing
     #expect(ended == .success && cutOff.withLock { $0 } == clients.count)
   }
 }
+
+/// D6: an `If-Match` seq names one state of one list: a list deleted and made again under
+/// its name, or renamed away and back, is a change, on both engines.
+@Suite struct ConditionalWriteTests {
+  @Test(arguments: TestEngine.tested)
+  func anETagDoesNotPassForAnotherListOfTheSameName(engine: TestEngine) throws {
+    let database = try engine.makeDatabase()
+    defer { database.remove() }
+    let server = try ServerProcess(location: database.location)
+    defer { #expect(server.stop() == 0) }
+    func request(_ method: String, _ path: String, _ body: String? = nil, ifMatch: String? = nil)
+      throws -> HTTPResult
+    {
+      try http(
+        method, server.base + path, body: body,
+        headers: ifMatch.map { ["If-Match": "\"\($0)\""] } ?? [:])
+    }
+    func etag(_ name: String) throws -> String {
+      let read = try request("GET", "/v1/lists/\(name)")
+      #expect(read.status == 200, "\(read)")
+      return read.headers["etag"]?.trimmingCharacters(in: ["\""]) ?? ""
+    }
+    // Each of creating, renaming and deleting an empty list moves the seq on.
+    #expect(try request("PUT", "/v1/lists/x").status == 201)
+    let created = try etag("x")
+    #expect(try request("PATCH", "/v1/lists/x", #"{"name":"y"}"#).status == 200)
+    let renamed = try etag("y")
+    #expect(Int(renamed) ?? 0 > Int(created) ?? 0, "\(created) → \(renamed)")
+    #expect(try request("PATCH", "/v1/lists/y", #"{"name":"x"}"#).status == 200)
+    // The name is back, on the same list, but not in the same state: 412.
+    let deleted = try request("DELETE", "/v1/lists/x", ifMatch: created)
+    #expect(deleted.status == 412, "\(deleted)")
+    // Deleted and made again: the old ETag does not pass for the new list.
+    let before = try etag("x")
+    #expect(try request("DELETE", "/v1/lists/x").status == 204)
+    #expect(try request("PUT", "/v1/lists/x").status == 201)
+    let after = try etag("x")
+    #expect(Int(after) ?? 0 > Int(before) ?? 0, "\(before) → \(after)")
+    let stale = try request("DELETE", "/v1/lists/x", ifMatch: before)
+    #expect(stale.status == 412, "\(stale)")
+    #expect(try request("DELETE", "/v1/lists/x", ifMatch: after).status == 204)
+  }
+}

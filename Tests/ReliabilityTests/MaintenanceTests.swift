@@ -35,7 +35,7 @@ import Testing
       broken.lines.sorted()
         == [
           "change log: entry 1 is at or below the pruning horizon 1000000",
-          "change log: pruned through 1000000, beyond its last entry 6",
+          "change log: pruned through 1000000, beyond its last entry 7",
           "positions: item 5 has a malformed position \"not a key\"; 'liststore repair' rewrites it",
           "rows: item 4 is in section 99, which does not exist",
           "schema: the trigger items_need_section is missing",
