@@ -274,6 +274,7 @@ extension WireFormat {
     case .listNotFound(let name): return fields("listNotFound", [("name", q(name))])
     case .listExists(let name): return fields("listExists", [("name", q(name))])
     case .emptyName: return fields("emptyName")
+    case .invalidName(let name): return fields("invalidName", [("name", q(name))])
     case .sectionOutOfRange(let index, let count):
       return fields("sectionOutOfRange", [("index", "\(index)"), ("count", "\(count)")])
     case .itemOutOfRange(let section, let row, let count):
@@ -312,6 +313,7 @@ extension WireFormat {
     case "listNotFound": return text("name").map { .listNotFound(name: $0) }
     case "listExists": return text("name").map { .listExists(name: $0) }
     case "emptyName": return .emptyName
+    case "invalidName": return text("name").map { .invalidName($0) }
     case "sectionOutOfRange":
       guard let index = number("index"), let count = number("count") else { return nil }
       return .sectionOutOfRange(index: index, count: count)

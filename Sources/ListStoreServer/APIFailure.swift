@@ -20,7 +20,7 @@ extension ListServer {
       return .error(503, "busy", message, headers: [("Retry-After", "1")])
     case .serverUnreachable:
       return .error(503, "unavailable", message, headers: [("Retry-After", "1")])
-    case .invalidJSON, .invalidImport, .emptyName, .duplicateID:
+    case .invalidJSON, .invalidImport, .emptyName, .invalidName, .duplicateID:
       return .error(400, "badRequest", message, detail: detail)
     case .sectionOutOfRange, .itemOutOfRange, .insertionOutOfRange, .sectionInsertionOutOfRange,
       .invalidIndexPath:

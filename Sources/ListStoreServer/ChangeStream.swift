@@ -60,8 +60,17 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
       let backlog = waiting
       waiting = []
       deliver(backlog)
-    case .poll:
+    case .poll(let deadline):
       exchange.hold(onClose: { [self] in clientLeft() })
+      // Answered when its wait is over, to the millisecond (the tick is once a second).
+      let wait = ContinuousClock.now.duration(to: deadline)
+      let milliseconds = max(
+        0,
+        Int(wait.components.seconds) * 1000
+          + Int(wait.components.attoseconds / 1_000_000_000_000_000))
+      server.http.loop.after(milliseconds: milliseconds + 1) { [weak self] in
+        self?.tick(now: .now)
+      }
       let backlog = waiting
       waiting = []
       if !backlog.isEmpty { deliver(backlog) }

@@ -87,6 +87,43 @@ final class EventLoop: @unchecked Sendable {
     }
   }
 
+  /// Runs `task` once on the loop's thread after `milliseconds` (call it there).
+  func after(milliseconds: Int, _ task: @escaping () -> Void) {
+    let timer = OneShot(task)
+    let context = Unmanaged.passRetained(timer).toOpaque()
+    guard
+      let event = ev.event_new(
+        base, -1, 0,
+        { _, _, context in
+          guard let context else { return }
+          let timer = Unmanaged<OneShot>.fromOpaque(context).takeRetainedValue()
+          timer.fire()
+        }, context)
+    else {
+      Unmanaged<OneShot>.fromOpaque(context).release()
+      return
+    }
+    timer.event = event
+    timer.ev = ev
+    var interval = timeval(
+      tv_sec: milliseconds / 1000, tv_usec: Int((milliseconds % 1000) * 1000))
+    _ = ev.event_add(event, &interval)
+  }
+
+  /// A task that runs once, and frees its event then.
+  private final class OneShot {
+    let task: () -> Void
+    var event: OpaquePointer?
+    var ev: LibEventFunctions?
+
+    init(_ task: @escaping () -> Void) { self.task = task }
+
+    func fire() {
+      if let event, let ev { ev.event_free(event) }
+      task()
+    }
+  }
+
   /// Runs the loop on the calling thread until ``stop()``.
   func run() {
     _ = ev.event_base_dispatch(base)

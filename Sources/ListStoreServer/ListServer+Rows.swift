@@ -47,7 +47,8 @@ extension ListServer {
     if text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") {
       text = String(text.dropFirst().dropLast())
     }
-    guard let seq = Int64(text), seq >= 0, text.allSatisfy(\.isASCII) else {
+    guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seq = Int64(text)
+    else {
       throw APIFailure(
         400, "badRequest",
         "If-Match must be a snapshot's ETag, like \"42\" (the list's seq); got \(request.headers["if-match"] ?? "")"

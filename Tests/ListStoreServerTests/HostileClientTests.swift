@@ -233,3 +233,46 @@ import Testing
     #expect(try request("DELETE", "/v1/lists/x", ifMatch: after).status == 204)
   }
 }
+
+/// Names and headers that could hide something: refused with a 400 that says why, never a
+/// 500 or an error of the database's own.
+@Suite struct HostileNamesTests {
+  @Test func listNamesWithControlOrDirectionCharactersAreRefused() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    let server = try ServerProcess(location: database.location)
+    defer { #expect(server.stop() == 0) }
+    for name in ["%00", "a%0Ab", "a%0D%0Ab", "x%E2%80%AEtxt", "tab%09", "%C2%85", "%E2%81%A6x"] {
+      let created = try http("PUT", server.base + "/v1/lists/" + name)
+      #expect(created.status == 400, "\(name): \(created)")
+      #expect(created.body.contains(#""code":"badRequest""#), "\(name): \(created)")
+      #expect(!created.body.contains("SQL"), "\(name): \(created)")
+    }
+    #expect(try http("PUT", server.base + "/v1/lists/ok").status == 201)
+    let renamed = try http("PATCH", server.base + "/v1/lists/ok", body: #"{"name":"a\u202Eb"}"#)
+    #expect(renamed.status == 400, "\(renamed)")
+    // The CLI refuses them the same way, on the file.
+    let refused = try liststore(["list", "create", "a\nb"], database: database.location)
+    expectFailure(refused, containing: "control character")
+    #expect(try http("GET", server.base + "/v1/lists").body.contains(#""name":"ok""#))
+  }
+
+  @Test func ifMatchIsDigitsAndATokenHasNoControlCharacters() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    expectSuccess(try liststore(["demo"], database: database.location))
+    let server = try ServerProcess(location: database.location)
+    defer { #expect(server.stop() == 0) }
+    for value in ["\"+5\"", "\" 5\"", "\"5 \"", "\"-0\"", "\"0x5\""] {
+      let answer = try http(
+        "DELETE", server.base + "/v1/lists/demo/items/1", headers: ["If-Match": value])
+      #expect(answer.status == 400, "If-Match: \(value): \(answer)")
+    }
+    // A NUL in a header ends nothing early: the whole head is refused.
+    let connection = try RawConnection(port: server.port)
+    connection.send("GET /v1/lists HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer A\0B\r\n\r\n")
+    #expect(connection.readResponse().hasPrefix("HTTP/1.1 400"))
+    #expect(
+      try showJSON("demo", location: database.location)?.description.contains("Paris") == true)
+  }
+}

@@ -47,6 +47,18 @@ struct City: Codable, Equatable, Sendable {
   func storesNamesAndValuesVerbatim(_ text: String) throws {
     defer { folder.remove() }
     let repository = try open()
+    // Values and metadata hold any text; a name is one line without control characters.
+    if text.contains(where: { $0.isNewline || $0 == "\t" }) {
+      #expect(throws: ListStoreError.invalidName(text)) { try repository.createList(text) }
+      #expect(try repository.lists().isEmpty)
+      let list = try repository.createList(
+        "tabs", metadata: SectionMetadata.self, item: String.self)
+      try list.appendSection(SectionMetadata(header: text, footer: text))
+      try list.appendItem(text, toSection: 0)
+      #expect(try list.item(at: IndexPath(indexes: [0, 0])) == text)
+      #expect(try list.section(at: 0).metadata.header == text)
+      return
+    }
     let list = try repository.createList(text, metadata: SectionMetadata.self, item: String.self)
     try list.appendSection(SectionMetadata(header: text, footer: text))
     try list.appendItem(text, toSection: 0)

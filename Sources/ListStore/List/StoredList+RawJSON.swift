@@ -60,7 +60,7 @@ extension Repository {
   package func createList(_ name: String, contents: [(metadata: String, items: [String])])
     throws(ListStoreError) -> Int64
   {
-    guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    try checkListName(name)
     return try write { db in
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
@@ -109,7 +109,7 @@ extension Repository {
   package func createList(_ name: String, filling fill: (ListWriter) throws -> Void) throws
     -> Int64
   {
-    guard !name.allSatisfy(\.isWhitespace) else { throw ListStoreError.emptyName }
+    try checkListName(name)
     // One plain transaction: a savepoint would make every insert keep a statement
     // journal. `fill`'s own errors go out as they are, not as storage errors.
     var failure: (any Error)?

@@ -12,6 +12,10 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case listExists(name: String)
   /// A list name was empty (or only white space).
   case emptyName
+  /// A list name held a character a name may not: a control character (NUL, a line
+  /// break, a tab…) or one that turns the direction of the text (U+202A–U+202E,
+  /// U+2066–U+2069).
+  case invalidName(String)
   /// A section index is outside `0..<count`.
   case sectionOutOfRange(index: Int, count: Int)
   /// An item's row is outside `0..<count` of its section.
@@ -92,6 +96,9 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "a list named \(quoted(name)) already exists; choose another name or remove it first"
     case .emptyName:
       "a list name cannot be empty"
+    case .invalidName(let name):
+      "the list name \(quoted(name)) holds a control character or one that turns the text's "
+        + "direction; a name is text on one line, without either"
     case .sectionOutOfRange(let index, let count):
       "section \(index) does not exist: the list has \(count) section\(count == 1 ? "" : "s")"
         + (count > 0 ? " (0…\(count - 1))" : "")
@@ -173,6 +180,22 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
       "\(location): \(message)"
     case .notSupported(let detail):
       detail
+    }
+  }
+}
+
+/// Checks a name for a list: not empty, and without control characters (C0, DEL, C1) or
+/// characters that turn the direction of the text (U+202A–U+202E, U+2066–U+2069), which
+/// would make one name look like another in a terminal or a page.
+/// - Parameter name: The name.
+/// - Throws: ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``.
+package func checkListName(_ name: String) throws(ListStoreError) {
+  guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+  for scalar in name.unicodeScalars {
+    switch scalar.value {
+    case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069:
+      throw .invalidName(name)
+    default: continue
     }
   }
 }

@@ -41,10 +41,10 @@ extension Repository {
   /// Creates an empty list.
   /// - Parameter name: A unique, non-empty name, stored verbatim.
   /// - Returns: The new list's id.
-  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``.
   @discardableResult
   public func createList(_ name: String) throws(ListStoreError) -> Int64 {
-    guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    try checkListName(name)
     return try write { db in
       if try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) != nil {
         throw ListStoreError.listExists(name: name)
@@ -59,7 +59,7 @@ extension Repository {
   ///   - metadata: The type of the sections' metadata.
   ///   - item: The type of the items.
   /// - Returns: The list.
-  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  /// - Throws: ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``.
   public func createList<Metadata: Codable, Item: Codable>(
     _ name: String, metadata: Metadata.Type, item: Item.Type
   ) throws(ListStoreError) -> StoredList<Metadata, Item> {
@@ -105,9 +105,9 @@ extension Repository {
   ///   - name: The current name.
   ///   - newName: A unique, non-empty new name.
   /// - Throws: ``ListStoreError/listNotFound(name:)``,
-  ///   ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``.
+  ///   ``ListStoreError/listExists(name:)``, ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``.
   public func renameList(_ name: String, to newName: String) throws(ListStoreError) {
-    guard !newName.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    try checkListName(newName)
     try write { db in
       guard let id = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) else {
         throw ListStoreError.listNotFound(name: name)

@@ -18,12 +18,12 @@ extension Repository {
   ///     ``list(_:metadata:item:)``.
   /// - Returns: The list.
   /// - Throws: ``ListStoreError/listNotFound(name:)`` when the list is missing and may not
-  ///   be created, ``ListStoreError/emptyName``, or a storage error.
+  ///   be created, ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``, or a storage error.
   public func list<Metadata: Codable, Item: Codable>(
     _ name: String, metadata: Metadata.Type, item: Item.Type, createIfMissing: Bool
   ) throws(ListStoreError) -> StoredList<Metadata, Item> {
     guard createIfMissing else { return try list(name, metadata: metadata, item: item) }
-    guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+    try checkListName(name)
     let id = try write { db in
       if let id = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) { return id }
       return try RowStore.insertList(named: name, db: db)

@@ -90,7 +90,7 @@ enum RemoteCommands {
 
   private static func createList(_ invocation: Invocation, _ context: Context) throws {
     let name = invocation.argument("NAME")
-    guard !name.isEmpty else { throw ListStoreError.emptyName }
+    try checkListName(name)
     _ = try send(context, "PUT", try listPath(invocation, argument: "NAME"), expecting: [201])
     context.out.line("created list \(quoted(name))")
   }
@@ -182,7 +182,7 @@ enum RemoteCommands {
   private static func importList(_ invocation: Invocation, _ context: Context) throws {
     let name = invocation.argument("LIST")
     let path = invocation.argument("FILE")
-    guard !name.isEmpty else { throw ListStoreError.emptyName }
+    try checkListName(name)
     // The file is read and checked here, so that its errors are the local command's.
     let body = try readWhole(path) { ListStoreError.invalidImport("cannot read \(path): \($0)") }
     var counts = CountingSink()
