@@ -2,8 +2,17 @@ import ListStore
 
 /// One client following a list's changes: a server-sent event stream, or a long poll
 /// that answers with the first changes. It receives the feed's changes on the loop's
-/// thread and sends them there; what arrives before the stream started waits.
+/// thread and sends them there; what arrives before the stream started, or while its
+/// snapshot is being sent, waits.
+///
+/// A stream stands at a position (`seq`): its client holds the list as it was there. A
+/// change the feed sends covers the commits after its `from` up to its `seq`; it is sent
+/// when it starts at or after the stream's position, skipped when it ends there or
+/// before, and when it straddles the position (it may hold commits the client has) the
+/// stream sends a fresh snapshot instead (`event: reset`), so that no commit is applied
+/// twice or missed.
 final class ChangeStream: FeedSubscriber, @unchecked Sendable {
+  // `@unchecked Sendable`: everything mutable is touched on the loop's thread only.
   enum Kind {
     case events
     case poll(deadline: ContinuousClock.Instant)
@@ -15,11 +24,19 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   let kind: Kind
   // The loop's thread only:
   private var started = false
+  /// Whether a snapshot is being sent (changes wait meanwhile).
+  private var snapshotting = false
   private var waiting: [ListFeed.Change] = []
+  private var waitingBytes = 0
+  /// Whether changes were dropped while waiting: a snapshot must follow.
+  private var needsReset = false
   private var ended = false
+  private var position: Int64 = 0
   private var lastSent = ContinuousClock.now
-  /// Bytes of the stream's opening (its snapshot or catch-up) beyond the bound.
+  /// Bytes of the stream's opening (the changes a resuming client missed) beyond the bound.
   private var allowance = 0
+  /// The snapshot being sent.
+  private var sender: SnapshotSender?
 
   init(server: ListServer, exchange: HTTPExchange, feed: ListFeed, kind: Kind) {
     self.server = server
@@ -36,10 +53,32 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     finish(end)
   }
 
-  /// Starts the stream with `first` (a snapshot or the changes the client missed); on
-  /// the loop's thread.
-  func start(first: [UInt8]) {
+  /// Starts the stream with the changes after `position` that its client missed; on the
+  /// loop's thread.
+  func start(missed: [ListFeed.Change], position: Int64) {
     guard !ended else { return }
+    self.position = position
+    begin()
+    if case .events = kind {
+      // The bound on unsent data counts from what the stream starts with: a catch-up as
+      // large as the retained changes is sent whole, then only new changes count.
+      allowance = missed.reduce(0) { $0 + $1.size }
+    }
+    let backlog = missed + waiting
+    waiting = []
+    waitingBytes = 0
+    deliver(backlog)
+  }
+
+  /// Starts the stream with a snapshot read from the database (`event: snapshot` for a new
+  /// client, `event: reset` for one too far behind); on the loop's thread.
+  func startWithSnapshot(event: String) {
+    guard !ended else { return }
+    begin()
+    sendSnapshot(event: event)
+  }
+
+  private func begin() {
     server.streams[ObjectIdentifier(self)] = self
     started = true
     switch kind {
@@ -52,14 +91,7 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
           // A stream ends its connection: a client reconnects for the next one.
           ("Connection", "close"),
         ], onClose: { [self] in clientLeft() })
-      // The bound on unsent data counts from what the stream starts with: a snapshot
-      // as large as the list is sent whole, however large, then only changes count.
-      let opening = Array("retry: 1000\n\n".utf8) + first
-      allowance = opening.count
-      send(opening)
-      let backlog = waiting
-      waiting = []
-      deliver(backlog)
+      send(Array("retry: 1000\n\n".utf8))
     case .poll(let deadline):
       exchange.hold(onClose: { [self] in clientLeft() })
       // Answered when its wait is over, to the millisecond (the tick is once a second).
@@ -71,23 +103,73 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
       server.http.loop.after(milliseconds: milliseconds + 1) { [weak self] in
         self?.tick(now: .now)
       }
-      let backlog = waiting
-      waiting = []
-      if !backlog.isEmpty { deliver(backlog) }
+    }
+  }
+
+  /// Sends a snapshot as an event; changes wait until it went, then those after its
+  /// position follow.
+  private func sendSnapshot(event: String) {
+    guard server.tryTakingSnapshotSlot() else {
+      return fail("too many snapshots are being sent at once; reconnect shortly", code: "busy")
+    }
+    snapshotting = true
+    needsReset = false
+    sender = SnapshotSender.send(
+      feed.name, server: server, exchange: exchange, framing: .event(event)
+    ) { [self] result in
+      server.releaseSnapshotSlot()
+      snapshotting = false
+      sender = nil
+      guard !ended else { return }
+      switch result {
+      case .success(let seq):
+        position = seq
+        lastSent = .now
+        let backlog = waiting
+        waiting = []
+        waitingBytes = 0
+        if needsReset {
+          sendSnapshot(event: "reset")
+        } else {
+          deliver(backlog)
+        }
+      case .failure(.listNotFound):
+        finish(.deleted)
+      case .failure(let error):
+        finish(.failed("\(error)"))
+      }
     }
   }
 
   private func deliver(_ changes: [ListFeed.Change]) {
     guard !ended, !changes.isEmpty else { return }
-    guard started else {
+    guard started, !snapshotting else {
       waiting += changes
+      waitingBytes += changes.reduce(0) { $0 + $1.size }
+      if waitingBytes > server.configuration.limits.streamBuffer {
+        // More than the stream may hold: drop them, and send a snapshot after.
+        waiting = []
+        waitingBytes = 0
+        needsReset = true
+      }
       return
     }
+    var fresh: [ListFeed.Change] = []
+    for change in changes where change.seq > position {
+      guard change.from >= position || !fresh.isEmpty else {
+        // It may hold commits the client has: start it again from a snapshot.
+        if case .events = kind { sendSnapshot(event: "reset") }
+        return
+      }
+      fresh.append(change)
+      position = change.seq
+    }
+    guard !fresh.isEmpty else { return }
     switch kind {
     case .events:
-      for change in changes { send(change.event) }
+      send(Array(fresh.map(\.event).joined()))
     case .poll:
-      answerPoll(changes)
+      answerPoll(fresh)
     }
   }
 
@@ -105,23 +187,28 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     stop()
   }
 
-  private func send(_ texts: [String]) {
-    send(Array(texts.joined().utf8))
-  }
-
   private func send(_ bytes: [UInt8]) {
     guard !ended else { return }
     let unsent = exchange.sendChunk(bytes)
     lastSent = .now
-    if unsent <= server.configuration.limits.streamBuffer { allowance = 0 }
-    if unsent > server.configuration.limits.streamBuffer + allowance {
-      let error =
-        "{\"error\":\"the client reads the stream too slowly; resume with Last-Event-ID\","
-        + "\"code\":\"slowConsumer\"}"
-      exchange.sendChunk(Array("event: error\ndata: \(error)\n\n".utf8))
-      exchange.endStream(closeWithin: 10)
-      stop()
+    let bound = server.configuration.limits.streamBuffer
+    if unsent <= bound { allowance = 0 }
+    if unsent > bound + allowance || (server.streamBudgetExceeded && unsent > bound / 8) {
+      fail(
+        "the client reads the stream too slowly; resume with Last-Event-ID", code: "slowConsumer")
     }
+  }
+
+  /// Ends the stream with `event: error`, queued behind what the client has not read yet:
+  /// a client that keeps reading gets it (the connection closes only once it stops
+  /// taking bytes).
+  private func fail(_ message: String, code: String) {
+    guard !ended else { return }
+    if code == "slowConsumer" { server.slowConsumers.withLock { $0 += 1 } }
+    let error = "{\"error\":\(JSONText.quote(message)),\"code\":\(JSONText.quote(code))}"
+    exchange.sendChunk(Array("event: error\ndata: \(error)\n\n".utf8))
+    exchange.endStream(closeWithin: 10)
+    stop()
   }
 
   /// Once a second: a keep-alive comment on a quiet stream, the empty answer of a poll
@@ -130,13 +217,18 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     guard started, !ended else { return }
     switch kind {
     case .events:
-      if lastSent.duration(to: now) >= .seconds(server.configuration.limits.keepAliveSeconds) {
-        send([": keep-alive\n\n"])
+      if !snapshotting,
+        lastSent.duration(to: now) >= .seconds(server.configuration.limits.keepAliveSeconds)
+      {
+        send(Array(": keep-alive\n\n".utf8))
       }
     case .poll(let deadline):
       if now >= deadline { answerPoll([]) }
     }
   }
+
+  /// The bytes waiting unsent on the stream's connection.
+  var unsentBytes: Int { exchange.unsentBytes }
 
   private func finish(_ end: FeedEnd) {
     guard !ended else { return }
@@ -150,13 +242,12 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     case .events:
       switch end {
       case .deleted:
-        send(["event: deleted\ndata: {\"list\":\(JSONText.quote(feed.name))}\n\n"])
+        send(Array("event: deleted\ndata: {\"list\":\(JSONText.quote(feed.name))}\n\n".utf8))
+        exchange.endStream(closeWithin: 10)
       case .failed(let message):
-        send([
-          "event: error\ndata: {\"error\":\(JSONText.quote(message)),\"code\":\"internal\"}\n\n"
-        ])
+        fail(message, code: "internal")
+        return
       }
-      exchange.endStream(closeWithin: 10)
     case .poll:
       respondEnded(end)
     }
@@ -192,6 +283,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
 
   private func stop() {
     ended = true
+    sender?.cancel()
+    sender = nil
     server.streams[ObjectIdentifier(self)] = nil
     feed.unsubscribe(self)
   }

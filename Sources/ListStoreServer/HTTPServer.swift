@@ -57,6 +57,9 @@ final class HTTPServer: @unchecked Sendable {
     handler: @escaping @Sendable (HTTPRequest, HTTPExchange) -> Void
   ) throws(ServerError) {
     let ev = try LibEvent.functions.get()
+    // A client that goes away while libevent writes to it must not end the process:
+    // the write fails instead, and the connection closes.
+    signal(SIGPIPE, SIG_IGN)
     self.tls = try tls.map { files throws(ServerError) in try TLSContext(files) }
     self.ev = ev
     self.limits = limits

@@ -7,19 +7,31 @@ import ReactiveCore
 /// left it, the encoded changes it retains for clients that resume, and its open streams
 /// and long polls. Each committed batch is encoded once, whatever the number of clients.
 final class ListFeed: @unchecked Sendable {
-  /// A change as clients receive it: its position, its changeset's JSON object, and its
-  /// server-sent event, encoded once for every stream.
+  /// A change as clients receive it: its position, and its server-sent event, encoded once
+  /// for every stream; the changeset's JSON object is a part of the event, kept once.
   struct Change: Sendable {
     let seq: Int64
-    let json: String
+    /// The position the change starts from: it covers the commits after it up to `seq`.
+    let from: Int64
     /// `event: changes` with the change's position as its id, as UTF-8.
     let event: [UInt8]
+    /// Where the changeset's JSON is in `event`.
+    private let jsonRange: Range<Int>
 
-    init(seq: Int64, json: String) {
+    init(seq: Int64, from: Int64, json: String) {
       self.seq = seq
-      self.json = json
-      event = Array("event: changes\nid: \(seq)\ndata: \(json)\n\n".utf8)
+      self.from = from
+      let head = Array("event: changes\nid: \(seq)\ndata: ".utf8)
+      let body = Array(json.utf8)
+      event = head + body + [0x0A, 0x0A]
+      jsonRange = head.count..<head.count + body.count
     }
+
+    /// The changeset's JSON object.
+    var json: String { String(decoding: event[jsonRange], as: UTF8.self) }
+
+    /// The bytes it holds.
+    var size: Int { event.count }
   }
 
   /// What a client resuming after some position gets.
@@ -27,9 +39,8 @@ final class ListFeed: @unchecked Sendable {
     /// The changes after it (possibly none): the client is in step.
     case changes([Change])
     /// A fresh snapshot: the client starts from none, its position is no longer
-    /// retained, or it is ahead of the database. The JSON is `nil` when it was not
-    /// asked for (a long poll answers 409 instead).
-    case reset(json: String?, seq: Int64)
+    /// retained, or it is ahead of the database.
+    case reset
   }
 
   let name: String
@@ -40,11 +51,8 @@ final class ListFeed: @unchecked Sendable {
   private let limits: ServerLimits
 
   private struct State {
-    var sections: [Observable2DArraySection<RawJSON, RawJSON>] = []
-    /// The position `sections` reflects.
+    /// The position of the last change received.
     var seq: Int64 = 0
-    /// The snapshot's JSON at `seq`, made on first request.
-    var snapshotJSON: String?
     /// The changes after `retainedFrom`, oldest first.
     var retained: [Change] = []
     var retainedBytes = 0
@@ -66,9 +74,8 @@ final class ListFeed: @unchecked Sendable {
     self.limits = limits
     array = try list.observe()
     array.subscribe(
-      initialWithVersion: { [state] sections, seq in
+      initialWithVersion: { [state] _, seq in
         state.withLock { state in
-          state.sections = sections
           state.seq = seq
           state.retainedFrom = seq
         }
@@ -82,18 +89,18 @@ final class ListFeed: @unchecked Sendable {
   }
 
   private func received(_ event: Observable2DArrayEvent<RawJSON, RawJSON>) {
-    let change = Change(seq: event.version, json: Rendering.json(changeset: event.changeset))
+    let change = Change(
+      seq: event.version, from: event.previousVersion,
+      json: Rendering.json(changeset: event.changeset))
     let subscribers = state.withLock { state -> [any FeedSubscriber] in
-      state.sections = event.sections
       state.seq = event.version
-      state.snapshotJSON = nil
       state.retained.append(change)
-      state.retainedBytes += change.json.utf8.count
+      state.retainedBytes += change.size
       while state.retained.count > limits.retainedChanges
         || state.retainedBytes > limits.retainedBytes, let first = state.retained.first
       {
         state.retained.removeFirst()
-        state.retainedBytes -= first.json.utf8.count
+        state.retainedBytes -= first.size
         state.retainedFrom = first.seq
       }
       return Array(state.subscribers.values)
@@ -117,20 +124,6 @@ final class ListFeed: @unchecked Sendable {
   /// How the feed ended, if it did.
   var ended: FeedEnd? { state.withLock { $0.ended } }
 
-  /// The `show --json` object with `"seq"`, and the position it reflects.
-  func snapshot() -> (json: String, seq: Int64) {
-    state.withLock { state in Self.snapshot(&state, name: name) }
-  }
-
-  private static func snapshot(_ state: inout State, name: String) -> (json: String, seq: Int64) {
-    if let json = state.snapshotJSON { return (json, state.seq) }
-    var json = Rendering.json(list: name, sections: Rendering.stored(state.sections))
-    json.removeLast()
-    json += ",\"seq\":\(state.seq)}"
-    state.snapshotJSON = json
-    return (json, state.seq)
-  }
-
   /// The position the feed's state reflects.
   var seq: Int64 { state.withLock { $0.seq } }
 
@@ -143,19 +136,13 @@ final class ListFeed: @unchecked Sendable {
   ///     it, for a `seq` beyond the feed's: a `seq` beyond the database (a restored
   ///     backup) gets a snapshot.
   ///   - subscriber: Receives the changes that follow.
-  ///   - snapshot: Whether a reset needs the snapshot's JSON (made once per change of
-  ///     the list, and as large as the list).
-  /// - Returns: The changes after `seq`, or a snapshot to start from.
+  /// - Returns: The changes after `seq`, or that the client needs a snapshot (read from
+  ///   the database, after which it resumes again from the snapshot's position).
   func resume(
-    after seq: Int64?, databasePosition: Int64?, subscriber: (any FeedSubscriber)?,
-    snapshot: Bool = true
+    after seq: Int64?, databasePosition: Int64?, subscriber: (any FeedSubscriber)?
   ) -> Resume {
     state.withLock { state in
-      func reset() -> Resume {
-        guard snapshot else { return .reset(json: nil, seq: state.seq) }
-        let made = Self.snapshot(&state, name: name)
-        return .reset(json: made.json, seq: made.seq)
-      }
+      func reset() -> Resume { .reset }
       if let subscriber, state.ended == nil {
         state.subscribers[ObjectIdentifier(subscriber)] = subscriber
         state.idleSince = nil
@@ -208,6 +195,9 @@ public struct ServerLimits: Sendable {
   public var maxBody = 256 * 1024 * 1024
   /// Unsent bytes past which a stream is closed as a slow consumer.
   public var streamBuffer = 8 * 1024 * 1024
+  /// Unsent bytes of all streams together past which the slowest ones (those holding an
+  /// eighth of `streamBuffer` or more) are closed as slow consumers.
+  public var streamBudget = 256 * 1024 * 1024
   /// How many changes each feed retains for clients that resume.
   public var retainedChanges = 10_000
   /// How many bytes of encoded changes each feed retains for clients that resume.

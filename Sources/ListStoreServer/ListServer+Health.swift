@@ -9,7 +9,7 @@ import ReactiveCore
 extension ListServer {
   func health() -> HTTPResponse {
     do {
-      _ = try repository.changeLogPosition()
+      _ = try readers.withReader { try $0.changeLogPosition() }
       return HTTPResponse(
         status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")],
         body: Array("ok\n".utf8))
@@ -23,7 +23,7 @@ extension ListServer {
   func metrics(_ request: HTTPRequest) throws -> HTTPResponse {
     let counts = http.statusCounts.withLock { $0 }
     let feeds = feeds.withLock { Array($0.values) }
-    let position = try? repository.changeLogPosition()
+    let position = try? readers.withReader { try $0.changeLogPosition() }
     let lag = feedLag(position: position)
     let reads = repository.changeFeedReads
     var lines = [
@@ -37,6 +37,9 @@ extension ListServer {
       "# HELP liststore_open_streams Change streams and long polls open.",
       "# TYPE liststore_open_streams gauge",
       "liststore_open_streams \(feeds.reduce(0) { $0 + $1.subscriberCount })",
+      "# HELP liststore_slow_consumers_total Streams ended because their client read too slowly.",
+      "# TYPE liststore_slow_consumers_total counter",
+      "liststore_slow_consumers_total \(slowConsumers.withLock { $0 })",
       "# HELP liststore_watched_lists Lists observed for clients.",
       "# TYPE liststore_watched_lists gauge",
       "liststore_watched_lists \(feeds.count)",

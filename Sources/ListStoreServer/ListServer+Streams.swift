@@ -80,27 +80,27 @@ extension ListServer {
     let kind: ChangeStream.Kind =
       wantsEvents ? .events : .poll(deadline: .now + .milliseconds(Int(wait * 1000)))
     let stream = ChangeStream(server: self, exchange: exchange, feed: feed, kind: kind)
-    switch feed.resume(
-      after: after, databasePosition: position, subscriber: stream, snapshot: wantsEvents)
-    {
-    case .reset(let json, let seq):
-      guard wantsEvents, let json else {
+    let mustRefetch = APIFailure(
+      409, "mustRefetch",
+      "the changes after \(after ?? 0) are no longer retained: fetch the list again and follow it from its seq"
+    )
+    switch feed.resume(after: after, databasePosition: position, subscriber: stream) {
+    case .reset:
+      guard wantsEvents else {
         feed.unsubscribe(stream)
-        throw APIFailure(
-          409, "mustRefetch",
-          "the changes after \(after ?? 0) are no longer retained: fetch the list again and follow it from its seq"
-        )
+        throw mustRefetch
       }
       let event = (after == nil ? "snapshot" : "reset")
-      let first = Array("event: \(event)\nid: \(seq)\ndata: \(json)\n\n".utf8)
-      http.loop.execute { stream.start(first: first) }
+      http.loop.execute { stream.startWithSnapshot(event: event) }
     case .changes(let missed):
+      let from = after ?? feed.seq
       if !wantsEvents && !missed.isEmpty {
         feed.unsubscribe(stream)
+        // A change that began before the client's position may hold some it has.
+        guard let first = missed.first, first.from >= from else { throw mustRefetch }
         return ChangeStream.pollAnswer(missed, seq: missed.last?.seq ?? feed.seq)
       }
-      let first = Array(missed.map(\.event).joined())
-      http.loop.execute { stream.start(first: first) }
+      http.loop.execute { stream.start(missed: missed, position: from) }
     }
     return nil
   }
@@ -108,7 +108,71 @@ extension ListServer {
   /// Once a second, on the loop's thread.
   func tick() {
     let now = ContinuousClock.now
+    let unsent = streams.values.reduce(0) { $0 + $1.unsentBytes }
+    streamBudgetExceeded = unsent > configuration.limits.streamBudget
     for stream in streams.values { stream.tick(now: now) }
     dropIdleFeeds()
+  }
+}
+
+// Snapshots: read by readers of the server's own, sent as the client takes them.
+extension ListServer {
+  /// The most snapshots sent at once (each holds a reader and a thread while its client
+  /// takes it); more get 503 and retry.
+  static let snapshotLimit = 32
+
+  /// `GET /v1/lists/{name}`: the snapshot, streamed from one read transaction; `HEAD`, its
+  /// head alone.
+  func snapshot(_ name: String, _ request: HTTPRequest, _ exchange: HTTPExchange) throws
+    -> HTTPResponse?
+  {
+    if request.method == "HEAD" {
+      let seq = try readers.withReader { reader in
+        _ = try reader.list(name, metadata: RawJSON.self, item: RawJSON.self)
+        return try reader.changeLogPosition()
+      }
+      return HTTPResponse(
+        status: 200,
+        headers: [("Content-Type", "application/json; charset=utf-8"), ("ETag", "\"\(seq)\"")])
+    }
+    try takeSnapshotSlot()
+    SnapshotSender.send(name, server: self, exchange: exchange, framing: .document) {
+      [self] result in
+      releaseSnapshotSlot()
+      switch result {
+      case .success: exchange.endStream()
+      case .failure(let error):
+        // Before the head: the error's answer; after it, the connection is cut, so that a
+        // cut document never looks whole.
+        if exchange.hasStarted {
+          exchange.abort()
+        } else {
+          exchange.sendNow(Self.response(for: error))
+        }
+      }
+    }
+    return nil
+  }
+
+  /// Counts a snapshot in, or refuses it when too many are under way.
+  func takeSnapshotSlot() throws {
+    guard tryTakingSnapshotSlot() else {
+      throw APIFailure(
+        503, "busy", "too many snapshots are being sent at once; try again shortly",
+        headers: [("Retry-After", "1")])
+    }
+  }
+
+  /// Counts a snapshot in; `false` when too many are under way.
+  func tryTakingSnapshotSlot() -> Bool {
+    snapshotsUnderWay.withLock { count in
+      guard count < Self.snapshotLimit else { return false }
+      count += 1
+      return true
+    }
+  }
+
+  func releaseSnapshotSlot() {
+    snapshotsUnderWay.withLock { $0 -= 1 }
   }
 }

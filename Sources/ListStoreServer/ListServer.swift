@@ -34,6 +34,12 @@ public final class ListServer: @unchecked Sendable {
 
   let repository: Repository
   let configuration: Configuration
+  /// Connections of the server's own for reads that must not wait behind writes.
+  let readers: ReaderPool
+  /// Streams ended because their client read too slowly.
+  let slowConsumers = Locked(0)
+  /// Snapshots being sent, each on a thread of its own.
+  let snapshotsUnderWay = Locked(0)
   let http: HTTPServer
   /// The server's way to this object, cut when it stops (else the two would keep each
   /// other alive).
@@ -48,6 +54,9 @@ public final class ListServer: @unchecked Sendable {
   let feedCreation = Locked<Void>(())
   /// Open streams and long polls, touched on the loop's thread only.
   var streams: [ObjectIdentifier: ChangeStream] = [:]
+  /// Whether the streams together held more unsent bytes than their budget at the last
+  /// tick (loop's thread only).
+  var streamBudgetExceeded = false
   let inFlight = DispatchGroup()
   let stopping = Locked(false)
   /// The database's position when the feeds were first seen behind it, and when.
@@ -58,6 +67,7 @@ public final class ListServer: @unchecked Sendable {
   public init(repository: Repository, configuration: Configuration) throws(ServerError) {
     self.repository = repository
     self.configuration = configuration
+    readers = ReaderPool(source: repository)
     // The server's handler reaches this object once it is made.
     let router = self.router
     var limits = configuration.limits
@@ -169,13 +179,13 @@ public final class ListServer: @unchecked Sendable {
     }
     if match("lists") != nil {
       guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
-      return .json(200, "{\"lists\":" + Rendering.json(lists: try repository.lists()) + "}")
+      let lists = try readers.withReader { try $0.lists() }
+      return .json(200, "{\"lists\":" + Rendering.json(lists: lists) + "}")
     }
     if let name = match("lists", "*")?[0] {
       switch method {
       case "GET":
-        let snapshot = try feed(name).snapshot()
-        return .json(200, snapshot.json, headers: [("ETag", "\"\(snapshot.seq)\"")])
+        return try snapshot(name, request, exchange)
       case "PUT":
         try needsWrite()
         return try createList(name, request)

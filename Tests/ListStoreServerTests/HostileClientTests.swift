@@ -276,3 +276,58 @@ import Testing
       try showJSON("demo", location: database.location)?.description.contains("Paris") == true)
   }
 }
+
+/// D2 and D8: streams on a large list whose clients never read cost the server a bounded
+/// amount each, not the list; a client that reads slowly gets `slowConsumer` before the end.
+@Suite(.serialized) struct SlowStreamTests {
+  /// The resident memory of a process, in bytes.
+  static func residentBytes(of pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+  }
+
+  @Test func streamsThatNeverReadALargeListCostAWindowEach() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let database = folder.file("lists.sqlite")
+    // A list of about 16 MB.
+    let item = String(repeating: "y", count: 1000)
+    let lines = (0..<16_000).map { _ in #"{"op":"item add","section":0,"value":"\#(item)"}"# }
+    expectSuccess(try liststore(["list", "create", "big"], database: database))
+    expectSuccess(try liststore(["section", "add", "big", "all"], database: database))
+    expectSuccess(
+      try liststore(
+        ["batch", "big", "--quiet"], database: database, input: lines.joined(separator: "\n")))
+    let server = try ServerProcess(location: database)
+    defer { #expect(server.stop() == 0) }
+    let pid = server.output.process.processIdentifier
+    // A client that reads gets the whole list, in pieces as it takes them.
+    let reader = try RawConnection(port: server.port)
+    reader.send("GET /v1/lists/big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    let whole = reader.readAll()
+    #expect(whole.components(separatedBy: item).count == 16_001, "\(whole.count) bytes")
+    let before = Self.residentBytes(of: pid)
+    // Sixteen streams and sixteen GETs of it, none of them reading past their heads: as
+    // many snapshots as the server sends at once.
+    var clients: [RawConnection] = []
+    for number in 0..<32 {
+      let client = try RawConnection(port: server.port, receiveBuffer: 4096)
+      client.send(
+        "GET /v1/lists/big\(number % 2 == 0 ? "/changes" : "") HTTP/1.1\r\nHost: x\r\n"
+          + "Accept: text/event-stream\r\n\r\n")
+      #expect(client.readResponse(bodyless: true).hasPrefix("HTTP/1.1 200"))
+      clients.append(client)
+    }
+    // One more is told to come back.
+    let busy = try http("GET", server.base + "/v1/lists/big")
+    #expect(busy.status == 503 && busy.headers["retry-after"] == "1", "\(busy.status)")
+    // The health check is answered, and the server holds about a window (1 MiB) a
+    // client and its reader's page cache (2 MB), not the list (16 MB) a client.
+    let healthy = try http("GET", server.base + "/healthz")
+    #expect(healthy.status == 200)
+    let grown = Self.residentBytes(of: pid) - before
+    #expect(grown < 200 << 20, "the server grew by \(grown >> 20) MB for 32 clients")
+    clients.removeAll()
+  }
+}

@@ -2,6 +2,7 @@ import Foundation
 import ListStore
 import ListStoreServer
 import PostgresTestSupport
+import Synchronization
 import TestSupport
 import Testing
 
@@ -180,6 +181,14 @@ import Testing
     let stream = try EventStreamClient(
       server.base + "/v1/lists/demo/changes", headers: ["Last-Event-ID": String(seq)])
     defer { stream.stop() }
+    // The stream is open (its list watched) before the next write, which it then gets as
+    // a change; a list the server did not watch yet when a change came would be a reset.
+    var open = false
+    let deadline = ContinuousClock.now + .seconds(TestLimits.eventSeconds)
+    while !open && ContinuousClock.now < deadline {
+      open = try http("GET", server.base + "/metrics").body.contains("liststore_open_streams 1")
+    }
+    #expect(open)
     let next = try http(
       "POST", server.base + "/v1/lists/demo/sections/1/items", body: "{\"value\":\"b\"}")
     let nextSeq = try #require(next.object?["seq"] as? Int, "\(next)")
@@ -294,6 +303,15 @@ import Testing
     #expect(head.hasPrefix("HTTP/1.1 200"), "\(head)")
     let value = RawJSON("\"" + String(repeating: "x", count: 1 << 20) + "\"")
     for _ in 0..<12 { try stored.appendItem(value, toSection: 0) }
+    // Only once the server gave up on the stream does the client read: what it then reads
+    // ends with the error, and the connection closes after it.
+    let metrics = "http://127.0.0.1:\(server.port)/metrics"
+    var gaveUp = false
+    let deadline = ContinuousClock.now + .seconds(TestLimits.eventSeconds)
+    while !gaveUp && ContinuousClock.now < deadline {
+      gaveUp = try http("GET", metrics).body.contains("liststore_slow_consumers_total 1")
+    }
+    #expect(gaveUp, "the server never closed the slow stream")
     let text = head + slow.readAll()
     #expect(text.contains("event: snapshot"))
     #expect(text.contains("\"code\":\"slowConsumer\""), "\(text.suffix(300))")
@@ -517,5 +535,50 @@ import Testing
     let expected = try showJSON("big", location: database.location)
     #expect(stream.wait { (try? EventStreamClient.replay($0)) == expected })
     #expect(!stream.events.contains { $0.event == "error" })
+  }
+}
+
+/// D8: a client that keeps reading, however slowly, gets `slowConsumer` as the stream's last
+/// event — the connection is not cut while it still takes bytes.
+@Suite struct SlowReaderTests {
+  @Test func aSlowReaderGetsTheSlowConsumerEventBeforeTheEnd() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    let repository = try database.openRepository()
+    let stored = try repository.createList("big", metadata: RawJSON.self, item: RawJSON.self)
+    try stored.appendSection(RawJSON("{\"header\":\"h\",\"footer\":null}"))
+    var configuration = ListServer.Configuration()
+    configuration.port = 0
+    configuration.limits.streamBuffer = 64 * 1024
+    let server = try ListServer(repository: repository, configuration: configuration)
+    let done = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      server.run()
+      done.signal()
+    }
+    defer {
+      server.stop()
+      done.wait()
+    }
+    let slow = try RawConnection(port: server.port, receiveBuffer: 4096)
+    slow.send(
+      "GET /v1/lists/big/changes HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n")
+    #expect(slow.readResponse().hasPrefix("HTTP/1.1 200"))
+    // About 300 KB a second, while 8 MB of changes come.
+    let text = Mutex("")
+    let finished = DispatchSemaphore(value: 0)
+    Thread.detachNewThread {
+      let read = slow.readAll(atMost: 16 * 1024, every: .milliseconds(50))
+      text.withLock { $0 = read }
+      finished.signal()
+    }
+    let value = RawJSON("\"" + String(repeating: "x", count: 1 << 20) + "\"")
+    for _ in 0..<8 { try stored.appendItem(value, toSection: 0) }
+    #expect(finished.wait(timeout: .now() + TestLimits.threadSeconds) == .success)
+    let read = text.withLock { $0 }
+    // The error is the stream's last event, whole, and the chunked answer ends after it.
+    #expect(read.contains("event: error\ndata: {"), "\(read.suffix(300))")
+    #expect(read.contains("\"code\":\"slowConsumer\"}\n\n"), "\(read.suffix(300))")
+    #expect(read.hasSuffix("\r\n0\r\n\r\n"), "\(read.suffix(300))")
   }
 }

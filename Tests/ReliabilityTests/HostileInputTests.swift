@@ -203,9 +203,16 @@ import Testing
     func text(_ length: Int) -> String {
       (0..<length).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
     }
+    // A name is one line without control characters; values and headers hold anything.
+    func oneLine(_ length: Int) -> String {
+      String(
+        text(length).unicodeScalars.filter { !(0x00...0x1F ~= $0.value || 0x7F...0x9F ~= $0.value) }
+          .map(Character.init))
+    }
+    #expect(try liststore(["list", "create", "--", "a\tb"], database: db).status == 1)
     // Through the CLI.
     for round in 0..<scaled(12) {
-      let name = "n\(round)" + text(Int.random(in: 1...20, using: &random))
+      let name = "n\(round)" + oneLine(Int.random(in: 1...20, using: &random))
       let header = text(Int.random(in: 0...30, using: &random))
       let value = text(Int.random(in: 0...200, using: &random)) + (round == 0 ? text(3000) : "")
       #expect(try liststore(["list", "create", "--", name], database: db).status == 0)

@@ -304,6 +304,21 @@ public final class RawConnection: Sendable {
   /// Closes the sending half: the server reads the end of the request.
   public func finishSending() { shutdown(fd, Int32(SHUT_WR)) }
 
+  /// Reads until the server closes the connection (or a read times out), at most `bytes`
+  /// every `interval`: a client that reads slowly.
+  public func readAll(atMost bytes: Int, every interval: Duration) -> String {
+    var read: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: bytes)
+    while true {
+      let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      guard count > 0 else { break }
+      read += buffer[..<count]
+      // The pace of the attack, not a wait for something to happen.
+      Thread.sleep(forTimeInterval: Double(interval.components.attoseconds) / 1e18)
+    }
+    return String(decoding: read, as: UTF8.self)
+  }
+
   /// Reads until the server closes the connection (or the read times out).
   public func readAll() -> String {
     var bytes: [UInt8] = []

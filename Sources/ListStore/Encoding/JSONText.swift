@@ -120,6 +120,17 @@ package enum JSONText {
 }
 
 extension JSONText {
+  /// Appends `json` to `bytes` on one line: as it is when it holds no line break, else
+  /// without white space outside strings (valid JSON stays valid).
+  package static func appendSingleLine(_ json: UnsafeBufferPointer<UInt8>, to bytes: inout [UInt8])
+  {
+    if json.contains(where: { $0 == 0x0A || $0 == 0x0D }) {
+      appendWithoutWhiteSpace(json, to: &bytes)
+    } else {
+      bytes.append(contentsOf: json)
+    }
+  }
+
   /// `json` without white space outside strings, so that it fits on one line.
   /// Valid JSON stays valid; the cheap check for line breaks comes first.
   package static func singleLine(_ json: String) -> String {

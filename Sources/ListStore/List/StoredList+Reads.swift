@@ -126,9 +126,11 @@ extension StoredList {
 
   /// The list read in one transaction and handed over a row at a time, as stored JSON
   /// bytes (valid only during each call), without holding it in memory: how the CLI
-  /// exports a list of any size. `item` is called for the items of the section last
-  /// given to `section`; `endSection` after its last item.
+  /// exports a list of any size. `position`, first, gets the position in the change log
+  /// that the read reflects; `item` is called for the items of the section last given to
+  /// `section`; `endSection` after its last item.
   package func forEachStoredRow(
+    position: ((_ seq: Int64) throws -> Void)? = nil,
     section: (_ id: Int64, _ metadata: UnsafeBufferPointer<UInt8>) throws -> Void,
     item: (_ id: Int64, _ value: UnsafeBufferPointer<UInt8>) throws -> Void,
     endSection: () throws -> Void
@@ -143,6 +145,10 @@ extension StoredList {
     }
     do {
       try read { rows in
+        if let position {
+          let seq = try ChangeLog.lastSeq(db: rows.db)
+          try guarded { try position(seq) }
+        }
         try rows.forEachRow(
           section: { id, bytes in try guarded { try section(id, bytes) } },
           item: { id, bytes in try guarded { try item(id, bytes) } },

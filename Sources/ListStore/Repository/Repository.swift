@@ -124,6 +124,17 @@ public final class Repository: Sendable {
     self.connection = opened.connection
   }
 
+  /// Another connection to the same database, for reads that must not wait for this
+  /// repository's writes (a server's snapshots and health checks): read-only, and
+  /// observing nothing.
+  /// - Returns: The repository.
+  /// - Throws: ``ListStoreError`` when the database cannot be opened again.
+  package func openReader() throws(ListStoreError) -> Repository {
+    try Repository(
+      engine: engine, busyTimeout: busyTimeout, readOnly: true, createIfMissing: false,
+      watchesDatabase: false)
+  }
+
   /// The database path used when none is given: `$LISTSTORE_DB`, else
   /// `$XDG_DATA_HOME/liststore/liststore.sqlite`, else
   /// `~/.local/share/liststore/liststore.sqlite`.

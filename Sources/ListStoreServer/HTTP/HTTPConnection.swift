@@ -154,10 +154,20 @@ final class HTTPConnection {
           "the request head did not arrive within \(server.limits.headSeconds) s"))
     case .body:
       refuse(HeadError(408, "requestTimeout", "the request body did not arrive in time"))
+    case .closing where !lingering && unsentBytes < unsentAtLastCheck:
+      // Still sending what is left, and the client still takes it: a slow reader gets
+      // the end of its answer (a stream's last event), however long that takes.
+      unsentAtLastCheck = unsentBytes
+      setDeadline(seconds: closingSeconds)
     case .handling, .streaming, .closing, .closed:
       close()
     }
   }
+
+  /// Unsent bytes when the closing deadline was last set.
+  private var unsentAtLastCheck = Int.max
+  /// The closing deadline's length.
+  private var closingSeconds = 10
 
   // MARK: - Reading
 
@@ -365,18 +375,21 @@ final class HTTPConnection {
   ]
 
   /// Starts a stream: the head, with chunked framing on HTTP/1.1 (and the end of the
-  /// connection marking the end on HTTP/1.0). A `HEAD` request gets the head alone.
-  func startStream(status: Int, headers: [(String, String)]) {
+  /// connection marking the end on HTTP/1.0). A `HEAD` request gets the head alone. With
+  /// `keepsConnection`, an HTTP/1.1 connection serves the next request once it ended (an
+  /// answer streamed because it is large, not a stream of events).
+  func startStream(status: Int, headers: [(String, String)], keepsConnection: Bool = false) {
     guard let head else { return }
     var text = "HTTP/1.1 \(status) \(reasonPhrase(status))\r\n"
     for (name, value) in headers where !Self.framingFields.contains(name.lowercased()) {
       text += "\(name): \(value)\r\n"
     }
     if head.minorVersion == 1 && head.method != "HEAD" { text += "Transfer-Encoding: chunked\r\n" }
-    text += "Connection: close\r\n\r\n"
+    keepsAfterStream = keepsConnection && head.minorVersion == 1 && head.keepAlive
+    text += keepsAfterStream ? "\r\n" : "Connection: close\r\n\r\n"
     send(Array(text.utf8))
     server.count(status: status)
-    closesAfterAnswer = true
+    if !keepsAfterStream { closesAfterAnswer = true }
     enter(.streaming)
     // Disable TCP's coalescing: each event goes out at once.
     var yes: Int32 = 1
@@ -413,7 +426,25 @@ final class HTTPConnection {
     guard phase == .streaming else { return }
     if framesChunks && head?.method != "HEAD" { send(Array("0\r\n\r\n".utf8)) }
     exchange = nil
-    startClosing(within: seconds)
+    setDrainThreshold(0)
+    guard keepsAfterStream, !closesAfterAnswer, !peerFinished else {
+      return startClosing(within: seconds)
+    }
+    keepsAfterStream = false
+    head = nil
+    servedCount += 1
+    enter(.idle(served: servedCount))
+    if let buffer = ev.bufferevent_get_input(bufferevent) { take(from: buffer, upTo: Int.max) }
+    advance()
+  }
+
+  /// Whether the connection serves another request after the current stream ends.
+  private var keepsAfterStream = false
+
+  /// Makes the connection tell its exchange when what waits unsent falls to `bytes` (0:
+  /// when all is sent), rather than only when all is sent.
+  func setDrainThreshold(_ bytes: Int) {
+    ev.bufferevent_setwatermark(bufferevent, Int16(LISTSTORE_EV_WRITE), bytes, 0)
   }
 
   /// Bytes queued on the connection and not yet taken by the client.
@@ -456,7 +487,9 @@ final class HTTPConnection {
   private func startClosing(within seconds: Int = 10) {
     exchange = nil
     enter(.closing)
-    setDeadline(seconds: seconds)
+    closingSeconds = max(1, seconds)
+    unsentAtLastCheck = unsentBytes
+    setDeadline(seconds: closingSeconds)
     if let buffer = ev.bufferevent_get_input(bufferevent) { drop(from: buffer) }
     input = []
     if unsentBytes == 0 { drained() }

@@ -37,11 +37,21 @@ final class HTTPExchange: @unchecked Sendable {
 
   /// Starts a chunked answer that stays open (a stream), on the loop's thread; `onClose`
   /// runs there if the client goes away first. A `HEAD` request gets the head and the end.
-  func startStream(status: Int, headers: [(String, String)], onClose: @escaping () -> Void) {
+  /// With `keepsConnection`, the connection serves the next request after it (an answer
+  /// streamed because it is large).
+  func startStream(
+    status: Int, headers: [(String, String)], keepsConnection: Bool = false,
+    onClose: @escaping () -> Void
+  ) {
     guard let connection else { return }
     self.onClose = onClose
-    connection.startStream(status: status, headers: headers)
+    connection.startStream(status: status, headers: headers, keepsConnection: keepsConnection)
     if isHead { endStream() }
+  }
+
+  /// Calls ``onDrained`` when what waits unsent falls to `bytes`, not only when all is sent.
+  func setDrainThreshold(_ bytes: Int) {
+    connection?.setDrainThreshold(bytes)
   }
 
   /// Holds the request without answering (a long poll), noticing its client leave.
@@ -85,6 +95,19 @@ final class HTTPExchange: @unchecked Sendable {
       response.headers.append(("Connection", "close"))
       sendNow(response)
     }
+  }
+
+  /// Whether a stream's head went out (loop's thread).
+  var hasStarted: Bool { connection?.phase == .streaming }
+
+  /// Cuts the connection at once, without ending a started answer: a client reading it
+  /// sees it cut short, never a truncated answer that looks whole (loop's thread).
+  func abort() {
+    guard let connection else { return }
+    self.connection = nil
+    onClose = nil
+    onDrained = nil
+    connection.close()
   }
 
   /// The client went away (from the connection, on the loop's thread).

@@ -42,7 +42,10 @@ extension MutableObservable2DArray {
   /// calls it with the position its changes bring the array to, before applying them.
   @inlinable
   package func setVersion(_ version: Int64) {
-    state.withLock { $0.version = version }
+    state.withLock { state in
+      state.previousVersion = state.version
+      state.version = version
+    }
   }
 
   /// ``apply(_:)`` without delivering the event: it is queued, in order, for the next

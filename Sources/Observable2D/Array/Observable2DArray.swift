@@ -254,7 +254,7 @@ public class Observable2DArray<Metadata, Item>: ObservableType {
       .event(
         Event(
           changeset: changeset, sections: state.sections, version: state.version,
-          isSilent: silent)))
+          previousVersion: state.previousVersion, isSilent: silent)))
   }
 
   /// Delivers the queued events and subscriptions in order. When another thread is already
@@ -353,6 +353,9 @@ struct ArrayState<Metadata, Item>: @unchecked Sendable {
   /// The position of `sections` in the source's order of commits (see
   /// ``Observable2DArrayEvent/version``).
   @usableFromInline var version: Int64 = 0
+  /// The version before the last ``version`` set: where the state before the next change
+  /// stood (``Observable2DArrayEvent/previousVersion``).
+  @usableFromInline var previousVersion: Int64 = 0
   /// Events and subscriptions waiting to be delivered, in order.
   @usableFromInline private(set) var pending: [PendingOperation<Metadata, Item>] = []
   /// Whether some call is delivering `pending`.

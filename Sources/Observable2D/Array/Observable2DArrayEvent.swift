@@ -14,6 +14,11 @@ public struct Observable2DArrayEvent<Metadata, Item> {
   /// to event); 0 for an array changed in memory.
   public let version: Int64
 
+  /// Where the state before this change stood in the same order: the changeset covers the
+  /// source's commits after `previousVersion` up to `version` (those that did not touch
+  /// the array among them too). 0 for an array changed in memory.
+  public let previousVersion: Int64
+
   /// Whether the change is one the views already show
   /// (``MutableObservable2DArray/silentUpdate(_:)``): a bound table view takes the new state
   /// as its data source without a batch update. Arrays that follow this one (derived,
@@ -26,15 +31,17 @@ public struct Observable2DArrayEvent<Metadata, Item> {
   ///   - changeset: What changed.
   ///   - sections: The state after the change.
   ///   - version: Where `sections` stands in its source's order of commits (0 for none).
+  ///   - previousVersion: Where the state before the change stood in that order.
   ///   - isSilent: Whether the views already show the change.
   @inlinable
   public init(
     changeset: Changeset<Metadata, Item>, sections: [Observable2DArraySection<Metadata, Item>],
-    version: Int64 = 0, isSilent: Bool = false
+    version: Int64 = 0, previousVersion: Int64 = 0, isSilent: Bool = false
   ) {
     self.changeset = changeset
     self.sections = sections
     self.version = version
+    self.previousVersion = previousVersion
     self.isSilent = isSilent
   }
 }
