@@ -1,0 +1,167 @@
+// The live page drawing one list: sections, items, their buttons and in-place editing.
+extension LivePage {
+  /// Draws the list from the state, and the actions of its buttons and forms.
+  static let render = #"""
+    function render(changed) {
+      const focused = document.activeElement && document.activeElement.dataset.key;
+      const editing = main.querySelector("input[data-editing]");
+      if (editing && !changed.has(editing.dataset.editing)) return;
+      const title = element("h1", {}, state.name);
+      const nodes = state.sections.map((section, index) => renderSection(section, index, changed));
+      const add = element("form", { ariaLabel: "New section" },
+        element("label", { className: "sr-only", htmlFor: "new-section" }, "New section header"),
+        element("input", { type: "text", id: "new-section", placeholder: "New section header",
+          required: true }),
+        element("button", { type: "submit" }, "Add section"));
+      add.querySelector("input").dataset.key = "new-section";
+      add.onsubmit = async event => {
+        event.preventDefault();
+        const header = add.querySelector("input").value.trim();
+        if (!header) return;
+        await api("POST", path(state.name) + "/sections", { header, footer: null });
+        add.querySelector("input").value = "";
+      };
+      const empty = state.sections.length ? [] : [element("p", { className: "muted" }, "No sections yet.")];
+      main.replaceChildren(title, ...nodes, ...empty, add);
+      if (focused) {
+        const again = main.querySelector("[data-key='" + CSS.escape(focused) + "']");
+        if (again) again.focus();
+      }
+      document.dispatchEvent(new CustomEvent("liststore:rendered"));
+    }
+
+    function button(label, text, key, action) {
+      const node = element("button", { type: "button", textContent: text });
+      node.setAttribute("aria-label", label);
+      node.dataset.key = key;
+      node.onclick = action;
+      return node;
+    }
+
+    function renderSection(section, index, changed) {
+      const node = element("section", { ariaLabel: section.header || "Section " + index });
+      node.dataset.id = section.id;
+      if (changed.has("s" + section.id)) node.classList.add("flash");
+      const heading = element("h2", {}, section.header == null ? "(no header)" : section.header);
+      const rename = button("Rename section " + (section.header || index), "Rename",
+        "rename-s" + section.id, () => editTitle(node, section));
+      const remove = button("Delete section " + (section.header || index), "Delete",
+        "delete-s" + section.id, () => api("DELETE", path(state.name) + "/sections/" + section.id));
+      node.append(element("div", { className: "titles" }, heading,
+        element("span", { className: "row" }, rename, remove)));
+      const list = element("ol", {});
+      section.items.forEach((item, row) =>
+        list.append(renderItem(item, row, section, changed)));
+      list.ondragover = event => event.preventDefault();
+      list.ondrop = event => {
+        event.preventDefault();
+        const id = event.dataTransfer.getData("text/plain");
+        if (event.target === list && /^\d+$/.test(id)) move(id, { section: section.id });
+      };
+      node.append(list);
+      if (section.footer != null) node.append(element("p", { className: "footer" }, section.footer));
+      const add = element("form", {},
+        element("label", { className: "sr-only", htmlFor: "add-" + section.id },
+          "New item in " + (section.header || "section " + index)),
+        element("input", { type: "text", id: "add-" + section.id, placeholder: "New item",
+          required: true }),
+        element("button", { type: "submit" }, "Add"));
+      add.querySelector("input").dataset.key = "add-" + section.id;
+      add.onsubmit = async event => {
+        event.preventDefault();
+        const input = add.querySelector("input");
+        if (!input.value.trim()) return;
+        await api("POST", path(state.name) + "/sections/" + section.id + "/items",
+          { value: input.value });
+        input.value = "";
+      };
+      node.append(add);
+      return node;
+    }
+
+    function renderItem(item, row, section, changed) {
+      const text = display(item.value);
+      const node = element("li", { draggable: true });
+      node.dataset.id = item.id;
+      if (changed.has("i" + item.id)) node.classList.add("flash");
+      const handle = element("span", { className: "handle", ariaHidden: "true" }, "⠿");
+      const value = element("span", { className: "value" }, text);
+      const items = section.items;
+      const previous = items[row - 1];
+      const next = items[row + 1];
+      const up = button("Move " + text + " up", "↑", "up-" + item.id,
+        () => previous && move(item.id, { before: previous.id }));
+      up.disabled = !previous;
+      const down = button("Move " + text + " down", "↓", "down-" + item.id,
+        () => next && move(item.id, { after: next.id }));
+      down.disabled = !next;
+      const edit = button("Edit " + text, "Edit", "edit-" + item.id, () => editItem(node, item));
+      const remove = button("Delete " + text, "Delete", "delete-" + item.id,
+        () => api("DELETE", path(state.name) + "/items/" + item.id));
+      node.append(handle, value, element("span", { className: "row" }, up, down, edit, remove));
+      node.ondragstart = event => event.dataTransfer.setData("text/plain", String(item.id));
+      node.ondragover = event => { event.preventDefault(); node.classList.add("drop"); };
+      node.ondragleave = () => node.classList.remove("drop");
+      node.ondrop = event => {
+        event.preventDefault();
+        event.stopPropagation();
+        node.classList.remove("drop");
+        const id = event.dataTransfer.getData("text/plain");
+        if (/^\d+$/.test(id) && Number(id) !== item.id) move(id, { before: item.id });
+      };
+      return node;
+    }
+
+    function move(id, place) {
+      return api("PATCH", path(state.name) + "/items/" + id, place);
+    }
+
+    // An input in place of `text` inside `holder`: Enter saves (`save` gets what was
+    // typed), Escape or leaving it gives up; a redraw waits while it is open (`key`).
+    function editInPlace(holder, text, label, key, save) {
+      const input = element("input", { type: "text", value: text });
+      input.setAttribute("aria-label", label);
+      input.dataset.editing = key;
+      holder.replaceChildren(input);
+      input.focus();
+      input.select();
+      const close = () => { input.removeAttribute("data-editing"); render(new Set()); };
+      input.onblur = () => { if (input.dataset.editing) close(); };
+      input.onkeydown = async event => {
+        if (event.key === "Escape") close();
+        if (event.key !== "Enter") return;
+        event.preventDefault();
+        input.removeAttribute("data-editing");
+        try {
+          await save(input.value);
+        } catch (_) {
+          render(new Set());  // The status line says why.
+        }
+      };
+    }
+
+    function editItem(node, item) {
+      editInPlace(node.querySelector(".value"), display(item.value), "New value", "i" + item.id,
+        async text => {
+          await api("PATCH", path(state.name) + "/items/" + item.id,
+            { value: parsed(text, item.value) });
+          const again = main.querySelector("[data-key='edit-" + item.id + "']");
+          if (again) again.focus();
+        });
+    }
+
+    // A new header; metadata of another shape keeps its other fields.
+    function editTitle(node, section) {
+      editInPlace(node.querySelector("h2"), section.header || "", "New header", "s" + section.id,
+        text => {
+          let body = { header: text, footer: section.footer };
+          if ("metadata" in section) {
+            const old = section.metadata;
+            const object = old !== null && typeof old === "object" && !Array.isArray(old);
+            body = { metadata: object ? Object.assign({}, old, { header: text }) : text };
+          }
+          return api("PATCH", path(state.name) + "/sections/" + section.id, body);
+        });
+    }
+    """#
+}

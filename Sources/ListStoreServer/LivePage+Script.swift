@@ -1,0 +1,81 @@
+// The live page's script: its state, its requests, the lists page and the start.
+extension LivePage {
+  /// The state, the helpers that make elements and send requests.
+  static let core = #"""
+    const main = document.getElementById("main");
+    const statusLine = document.getElementById("status");
+    const state = { name: null, sections: [], seq: 0, source: null };
+    window.liststore = state;
+
+    function setStatus(text, offline) {
+      statusLine.textContent = text;
+      statusLine.classList.toggle("offline", !!offline);
+    }
+    function element(tag, properties, ...children) {
+      const node = document.createElement(tag);
+      Object.assign(node, properties || {});
+      for (const child of children) if (child != null) node.append(child);
+      return node;
+    }
+    // A name as a path segment; "." too, so that "." and ".." stay names.
+    function segment(name) { return encodeURIComponent(name).replace(/\./g, "%2E"); }
+    function path(name) { return "/v1/lists/" + segment(name); }
+    async function api(method, url, body) {
+      const headers = { "X-Requested-With": "liststore" };
+      if (body !== undefined) headers["Content-Type"] = "application/json";
+      const response = await fetch(url, {
+        method, headers, credentials: "same-origin",
+        body: body === undefined ? undefined : JSON.stringify(body) });
+      if (!response.ok) {
+        let message = response.status + " " + response.statusText;
+        try { message = (await response.json()).error || message; } catch (_) {}
+        setStatus(message, true);
+        throw new Error(message);
+      }
+      return response.status === 204 ? null : response.json();
+    }
+    // A stored value as people read it: a string as it is, anything else as JSON.
+    function display(value) { return typeof value === "string" ? value : JSON.stringify(value); }
+    function parsed(text, before) {
+      if (typeof before === "string") return text;
+      try { return JSON.parse(text); } catch (_) { return text; }
+    }
+    """#
+
+  /// `/`: the lists, and a form to make one.
+  static let listsPage = #"""
+    // MARK: The lists
+
+    async function showLists() {
+      document.title = "ListStore";
+      const { lists } = await api("GET", "/v1/lists");
+      const form = element("form", { ariaLabel: "New list" },
+        element("label", { className: "sr-only", htmlFor: "new-list" }, "New list"),
+        element("input", { type: "text", id: "new-list", placeholder: "New list name", required: true }),
+        element("button", { type: "submit" }, "Create list"));
+      form.onsubmit = async event => {
+        event.preventDefault();
+        const name = form.querySelector("input").value.trim();
+        if (!name) return;
+        await api("PUT", path(name));
+        location.href = "/lists/" + segment(name);
+      };
+      main.replaceChildren(element("h1", {}, "Lists"),
+        lists.length ? element("nav", { className: "lists" }, ...lists.map(list => element("a",
+          { href: "/lists/" + segment(list.name) },
+          list.name + " — " + list.sections + " sections, " + list.items + " items")))
+          : element("p", { className: "muted" }, "No lists yet."), form);
+      setStatus(lists.length + " lists");
+    }
+    """#
+
+  /// What the page shows first: the lists, or one list by the address.
+  static let startup = #"""
+    const route = location.pathname.match(/^\/lists\/(.+)$/);
+    if (route) {
+      follow(decodeURIComponent(route[1]));
+    } else {
+      showLists().catch(() => {});
+    }
+    """#
+}
