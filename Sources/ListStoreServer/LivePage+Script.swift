@@ -40,6 +40,8 @@ extension LivePage {
       if (typeof before === "string") return text;
       try { return JSON.parse(text); } catch (_) { return text; }
     }
+    // A number of things, singular for one: "1 item", "2 items".
+    function counted(number, noun) { return number + " " + noun + (number === 1 ? "" : "s"); }
     """#
 
   /// `/`: the lists, and a form to make one.
@@ -63,9 +65,10 @@ extension LivePage {
       main.replaceChildren(element("h1", {}, "Lists"),
         lists.length ? element("nav", { className: "lists" }, ...lists.map(list => element("a",
           { href: "/lists/" + segment(list.name) },
-          list.name + " — " + list.sections + " sections, " + list.items + " items")))
+          list.name + " — " + counted(list.sections, "section") + ", "
+            + counted(list.items, "item"))))
           : element("p", { className: "muted" }, "No lists yet."), form);
-      setStatus(lists.length + " lists");
+      setStatus(counted(lists.length, "list"));
     }
     """#
 

@@ -78,7 +78,7 @@ import Testing
       ) as? Bool == true)
     // The lists page names the list with its sizes.
     try page.open(server.url + "/")
-    try page.waitFor("document.body.innerText.includes('groceries — 1 sections, 3 items')")
+    try page.waitFor("document.body.innerText.includes('groceries — 1 section, 3 items')")
   }
 
   @Test func editsAddsMovesAndDeletesWithTheKeyboardAloneReachShow() throws {
