@@ -43,6 +43,13 @@ extension ListServer {
     return access
   }
 
+  /// `GET /v1/permissions`: what the request's credentials may do, as one object — the
+  /// live page draws its controls by it. Tokens scoped to some lists will add fields; the
+  /// ones here keep their meaning.
+  static func permissions(_ access: Tokens.Access) -> HTTPResponse {
+    .json(200, "{\"read\":true,\"write\":\(access == .write)}")
+  }
+
   /// The token the live page keeps in its cookie.
   static let cookieName = "liststore_token"
 

@@ -177,6 +177,10 @@ public final class ListServer: @unchecked Sendable {
       }
       return captured
     }
+    if match("permissions") != nil {
+      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
+      return Self.permissions(access)
+    }
     if match("lists") != nil {
       guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
       let lists = try readers.withReader { try $0.lists() }

@@ -8,6 +8,16 @@ extension LivePage {
       if (editing && !changed.has(editing.dataset.editing)) return;
       const title = element("h1", {}, state.name);
       const nodes = state.sections.map((section, index) => renderSection(section, index, changed));
+      const empty = state.sections.length ? [] : [element("p", { className: "muted" }, "No sections yet.")];
+      main.replaceChildren(title, ...nodes, ...empty, ...(canWrite() ? [newSectionForm()] : []));
+      if (focused) {
+        const again = main.querySelector("[data-key='" + CSS.escape(focused) + "']");
+        if (again) again.focus();
+      }
+      document.dispatchEvent(new CustomEvent("liststore:rendered"));
+    }
+
+    function newSectionForm() {
       const add = element("form", { ariaLabel: "New section" },
         element("label", { className: "sr-only", htmlFor: "new-section" }, "New section header"),
         element("input", { type: "text", id: "new-section", placeholder: "New section header",
@@ -21,13 +31,7 @@ extension LivePage {
         await api("POST", path(state.name) + "/sections", { header, footer: null });
         add.querySelector("input").value = "";
       };
-      const empty = state.sections.length ? [] : [element("p", { className: "muted" }, "No sections yet.")];
-      main.replaceChildren(title, ...nodes, ...empty, add);
-      if (focused) {
-        const again = main.querySelector("[data-key='" + CSS.escape(focused) + "']");
-        if (again) again.focus();
-      }
-      document.dispatchEvent(new CustomEvent("liststore:rendered"));
+      return add;
     }
 
     function button(label, text, key, action) {
@@ -43,15 +47,20 @@ extension LivePage {
       node.dataset.id = section.id;
       if (changed.has("s" + section.id)) node.classList.add("flash");
       const heading = element("h2", {}, section.header == null ? "(no header)" : section.header);
+      const list = element("ol", {});
+      section.items.forEach((item, row) =>
+        list.append(renderItem(item, row, section, changed)));
+      const footer = section.footer == null ? null : element("p", { className: "footer" }, section.footer);
+      if (!canWrite()) {
+        node.append(element("div", { className: "titles" }, heading), list, ...(footer ? [footer] : []));
+        return node;
+      }
       const rename = button("Rename section " + (section.header || index), "Rename",
         "rename-s" + section.id, () => editTitle(node, section));
       const remove = button("Delete section " + (section.header || index), "Delete",
         "delete-s" + section.id, () => api("DELETE", path(state.name) + "/sections/" + section.id));
       node.append(element("div", { className: "titles" }, heading,
         element("span", { className: "row" }, rename, remove)));
-      const list = element("ol", {});
-      section.items.forEach((item, row) =>
-        list.append(renderItem(item, row, section, changed)));
       list.ondragover = event => event.preventDefault();
       list.ondrop = event => {
         event.preventDefault();
@@ -59,7 +68,7 @@ extension LivePage {
         if (event.target === list && /^\d+$/.test(id)) move(id, { section: section.id });
       };
       node.append(list);
-      if (section.footer != null) node.append(element("p", { className: "footer" }, section.footer));
+      if (footer) node.append(footer);
       const add = element("form", {},
         element("label", { className: "sr-only", htmlFor: "add-" + section.id },
           "New item in " + (section.header || "section " + index)),
@@ -81,11 +90,16 @@ extension LivePage {
 
     function renderItem(item, row, section, changed) {
       const text = display(item.value);
-      const node = element("li", { draggable: true });
+      const node = element("li", {});
       node.dataset.id = item.id;
       if (changed.has("i" + item.id)) node.classList.add("flash");
-      const handle = element("span", { className: "handle", ariaHidden: "true" }, "⠿");
       const value = element("span", { className: "value" }, text);
+      if (!canWrite()) {
+        node.append(value);
+        return node;
+      }
+      node.draggable = true;
+      const handle = element("span", { className: "handle", ariaHidden: "true" }, "⠿");
       const items = section.items;
       const previous = items[row - 1];
       const next = items[row + 1];

@@ -4,7 +4,9 @@ extension LivePage {
   static let core = #"""
     const main = document.getElementById("main");
     const statusLine = document.getElementById("status");
-    const state = { name: null, sections: [], seq: 0, source: null };
+    // `permissions` is the server's answer to GET /v1/permissions as it is: what the
+    // page's credentials may do ("read", "write", and what later scopes add).
+    const state = { name: null, sections: [], seq: 0, source: null, permissions: {} };
     window.liststore = state;
 
     function setStatus(text, offline) {
@@ -40,6 +42,8 @@ extension LivePage {
       if (typeof before === "string") return text;
       try { return JSON.parse(text); } catch (_) { return text; }
     }
+    // Whether the credentials may change lists: else the page draws no control that would.
+    function canWrite() { return state.permissions.write === true; }
     // A number of things, singular for one: "1 item", "2 items".
     function counted(number, noun) { return number + " " + noun + (number === 1 ? "" : "s"); }
     """#
@@ -67,18 +71,40 @@ extension LivePage {
           { href: "/lists/" + segment(list.name) },
           list.name + " — " + counted(list.sections, "section") + ", "
             + counted(list.items, "item"))))
-          : element("p", { className: "muted" }, "No lists yet."), form);
+          : element("p", { className: "muted" }, "No lists yet."), ...(canWrite() ? [form] : []));
       setStatus(counted(lists.length, "list"));
     }
     """#
 
-  /// What the page shows first: the lists, or one list by the address.
+  /// What the page shows first: what its credentials may do (once), then the lists, or one
+  /// list by the address.
   static let startup = #"""
-    const route = location.pathname.match(/^\/lists\/(.+)$/);
-    if (route) {
-      follow(decodeURIComponent(route[1]));
-    } else {
-      showLists().catch(() => {});
+    // MARK: The start
+
+    async function start() {
+      let response;
+      try {
+        response = await fetch("/v1/permissions", { credentials: "same-origin" });
+      } catch (_) {
+        setStatus("offline: reconnecting…", true);
+        setTimeout(start, 1000);
+        return;
+      }
+      if (!response.ok) {
+        let message = response.status + " " + response.statusText;
+        try { message = (await response.json()).error || message; } catch (_) {}
+        setStatus(message, true);
+        if (response.status !== 401) setTimeout(start, 1000);
+        return;
+      }
+      state.permissions = await response.json();
+      const route = location.pathname.match(/^\/lists\/(.+)$/);
+      if (route) {
+        follow(decodeURIComponent(route[1]));
+      } else {
+        showLists().catch(() => {});
+      }
     }
+    start();
     """#
 }

@@ -1,0 +1,48 @@
+import Foundation
+import ListStoreClientTesting
+import ListStoreServer
+import TestSupport
+import Testing
+
+/// What the server answers the live page at the HTTP level: the permissions it draws its
+/// controls by, its status for a list that does not exist, and its landing with a token.
+@Suite struct LivePageServingTests {
+  static let readerAndWriter = "reader read\nwriter write"
+
+  @Test func permissionsSayWhatTheRequestsCredentialsMayDo() throws {
+    let open = try TestServer()
+    defer { open.remove() }
+    let everyone = try http("GET", open.url + "/v1/permissions")
+    #expect(everyone.status == 200)
+    #expect(everyone.headers["content-type"]?.hasPrefix("application/json") == true)
+    #expect(everyone.body == "{\"read\":true,\"write\":true}")
+    #expect(try http("POST", open.url + "/v1/permissions", body: "{}").status == 405)
+
+    let guarded = try TestServer(tokens: try .init(parsing: Self.readerAndWriter, file: "tokens"))
+    defer { guarded.remove() }
+    let url = guarded.url + "/v1/permissions"
+    let readOnly = "{\"read\":true,\"write\":false}"
+    let readWrite = "{\"read\":true,\"write\":true}"
+    let cases: [(query: String, headers: [String: String], body: String?)] = [
+      ("", [:], nil),
+      ("", ["Authorization": "Bearer nope"], nil),
+      ("", ["Cookie": "liststore_token=nope"], nil),
+      ("", ["Authorization": "Bearer reader"], readOnly),
+      ("", ["Authorization": "Bearer writer"], readWrite),
+      ("?access_token=reader", [:], readOnly),
+      ("?access_token=writer", [:], readWrite),
+      ("", ["Cookie": "liststore_token=reader"], readOnly),
+      ("", ["Cookie": "liststore_token=writer"], readWrite),
+    ]
+    for (query, headers, body) in cases {
+      let answer = try http("GET", url + query, headers: headers)
+      if let body {
+        #expect(answer.status == 200, "\(query) \(headers): \(answer)")
+        #expect(answer.body == body, "\(query) \(headers)")
+      } else {
+        #expect(answer.status == 401, "\(query) \(headers): \(answer)")
+        #expect(answer.object?["code"] as? String == "unauthorized")
+      }
+    }
+  }
+}
