@@ -38,7 +38,8 @@ extension LivePage {
       const node = element("button", { type: "button", textContent: text });
       node.setAttribute("aria-label", label);
       node.dataset.key = key;
-      node.onclick = action;
+      // A failed request says why in the status line.
+      node.onclick = () => Promise.resolve(action()).catch(() => {});
       return node;
     }
 
@@ -58,7 +59,7 @@ extension LivePage {
       const rename = button("Rename section " + (section.header || index), "Rename",
         "rename-s" + section.id, () => editTitle(node, section));
       const remove = button("Delete section " + (section.header || index), "Delete",
-        "delete-s" + section.id, () => api("DELETE", path(state.name) + "/sections/" + section.id));
+        "delete-s" + section.id, () => deleteSection(section, index));
       node.append(element("div", { className: "titles" }, heading,
         element("span", { className: "row" }, rename, remove)));
       list.ondragover = event => event.preventDefault();
@@ -110,8 +111,10 @@ extension LivePage {
         () => next && move(item.id, { after: next.id }));
       down.disabled = !next;
       const edit = button("Edit " + text, "Edit", "edit-" + item.id, () => editItem(node, item));
-      const remove = button("Delete " + text, "Delete", "delete-" + item.id,
-        () => api("DELETE", path(state.name) + "/items/" + item.id));
+      const remove = button("Delete " + text, "Delete", "delete-" + item.id, async () => {
+        if (await confirmDelete("Delete " + quoted(text) + "? This cannot be undone."))
+          await api("DELETE", path(state.name) + "/items/" + item.id);
+      });
       node.append(handle, value, element("span", { className: "row" }, up, down, edit, remove));
       node.ondragstart = event => event.dataTransfer.setData("text/plain", String(item.id));
       node.ondragover = event => { event.preventDefault(); node.classList.add("drop"); };
@@ -124,6 +127,17 @@ extension LivePage {
         if (/^\d+$/.test(id) && Number(id) !== item.id) move(id, { before: item.id });
       };
       return node;
+    }
+
+    // Asks first, naming the section and how many items go with it.
+    async function deleteSection(section, index) {
+      const name = section.header == null ? "section " + (index + 1) + " (no header)"
+        : "section " + quoted(section.header);
+      const items = section.items.length;
+      const question = "Delete " + name + (items ? " and its " + counted(items, "item") : "")
+        + "? This cannot be undone.";
+      if (await confirmDelete(question))
+        await api("DELETE", path(state.name) + "/sections/" + section.id);
     }
 
     function move(id, place) {

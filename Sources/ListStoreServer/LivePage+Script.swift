@@ -48,6 +48,52 @@ extension LivePage {
     function counted(number, noun) { return number + " " + noun + (number === 1 ? "" : "s"); }
     """#
 
+  /// The question asked before anything is deleted: a modal dialog of the page.
+  static let confirmation = #"""
+    // MARK: Confirmation
+
+    // A text in a question: in quotes, cut short past 80 characters.
+    function quoted(text) {
+      const characters = [...text];
+      return "\"" + (characters.length > 80 ? characters.slice(0, 79).join("") + "…" : text)
+        + "\"";
+    }
+
+    // Asks `question` in a modal <dialog> of the page (not window.confirm): Cancel has the
+    // focus, Escape cancels, and only Delete says yes. Resolves to whether it was Delete;
+    // the focus then goes back to the control that asked (by its key, as it may have been
+    // redrawn meanwhile).
+    function confirmDelete(question) {
+      let dialog = document.getElementById("confirm");
+      if (!dialog) {
+        const cancel = element("button", { type: "button", textContent: "Cancel" });
+        cancel.dataset.key = "confirm-cancel";
+        cancel.onclick = () => dialog.close("cancel");
+        const remove = element("button", { type: "button", className: "danger",
+          textContent: "Delete" });
+        remove.dataset.key = "confirm-delete";
+        remove.onclick = () => dialog.close("delete");
+        dialog = element("dialog", { id: "confirm" }, element("p", { id: "confirm-question" }),
+          element("div", { className: "actions" }, cancel, remove));
+        dialog.setAttribute("aria-labelledby", "confirm-question");
+        document.body.append(dialog);
+      }
+      if (dialog.open) return Promise.resolve(false);
+      const asker = document.activeElement && document.activeElement.dataset.key;
+      dialog.querySelector("p").textContent = question;
+      dialog.returnValue = "";
+      return new Promise(resolve => {
+        dialog.addEventListener("close", () => {
+          const again = asker && main.querySelector("[data-key='" + CSS.escape(asker) + "']");
+          if (again) again.focus();
+          resolve(dialog.returnValue === "delete");
+        }, { once: true });
+        dialog.showModal();
+        dialog.querySelector("[data-key='confirm-cancel']").focus();
+      });
+    }
+    """#
+
   /// `/`: the lists, and a form to make one.
   static let listsPage = #"""
     // MARK: The lists

@@ -38,6 +38,12 @@ extension LivePage {
     [draggable=true] .handle { cursor: grab; }
     .handle { user-select: none; color: var(--muted); padding: 0 .25rem; }
     li.drop { outline: 2px dashed var(--accent); }
+    dialog { max-width: min(30rem, calc(100vw - 2rem)); padding: 1rem; border: 1px solid #8886;
+      border-radius: .5rem; }
+    dialog::backdrop { background: #0008; }
+    dialog p { margin: 0 0 1rem; overflow-wrap: anywhere; }
+    .actions { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: .5rem; }
+    button.danger { background: #b91c1c; border-color: #b91c1c; color: #fff; }
     .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden;
       clip: rect(0 0 0 0); white-space: nowrap; }
     """#

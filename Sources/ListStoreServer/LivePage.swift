@@ -3,7 +3,7 @@
 /// list updated from its change stream, with forms and buttons to change it.
 ///
 /// The document is put together from pieces by concern: the styles (`LivePage+Style`),
-/// the script's state, requests and lists page (`LivePage+Script`), its change stream
+/// the script's state, requests, confirmation and lists page (`LivePage+Script`), its change stream
 /// (`LivePage+Stream`) and its drawing of one list (`LivePage+Render`).
 enum LivePage {
   static let html =
@@ -27,7 +27,7 @@ enum LivePage {
       <script>
       "use strict";
 
-      """ + [core, listsPage, stream, render, startup].joined(separator: "\n\n")
+      """ + [core, confirmation, listsPage, stream, render, startup].joined(separator: "\n\n")
       + """
 
       </script>

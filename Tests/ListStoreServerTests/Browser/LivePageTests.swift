@@ -112,8 +112,11 @@ import Testing
     try page.waitFor("\(Self.shownValues) === '[\"pears\",\"green apples\",\"figs\"]'")
     // The focus stays on the button that was pressed, redrawn.
     #expect(try page.focusedKey() == "down-\(apples)")
-    // Delete: back with Shift-Tab is keyboard too.
+    // Delete: asked first, with Cancel focused; Tab to Delete, Enter.
     try page.tab(to: "delete-\(pears)")
+    try page.press("Enter")
+    try page.waitFor("document.querySelector('dialog:modal') !== null")
+    try page.tab(to: "confirm-delete")
     try page.press("Enter")
     try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"figs\"]'")
     #expect(try storedValues("groceries", server) == "[\"green apples\",\"figs\"]")
