@@ -6,7 +6,7 @@ extension LivePage {
       const focused = document.activeElement && document.activeElement.dataset.key;
       const editing = main.querySelector("input[data-editing]");
       if (editing && !changed.has(editing.dataset.editing)) return;
-      const title = element("h1", {}, state.name);
+      const title = renderTitle();
       const nodes = state.sections.map((section, index) => renderSection(section, index, changed));
       const empty = state.sections.length ? [] : [element("p", { className: "muted" }, "No sections yet.")];
       main.replaceChildren(title, ...nodes, ...empty, ...(canWrite() ? [newSectionForm()] : []));
@@ -15,6 +15,50 @@ extension LivePage {
         if (again) again.focus();
       }
       document.dispatchEvent(new CustomEvent("liststore:rendered"));
+    }
+
+    // The list's name, with Rename and Delete where the credentials may write.
+    function renderTitle() {
+      const heading = element("h1", {}, state.name);
+      if (!canWrite()) return heading;
+      const bar = element("div", { className: "titles list-titles" }, heading);
+      const rename = button("Rename list " + state.name, "Rename", "rename-list",
+        () => renameList(bar));
+      const remove = button("Delete list " + state.name, "Delete list", "delete-list", deleteList);
+      bar.append(element("span", { className: "row" }, rename, remove));
+      return bar;
+    }
+
+    // A new name, in place; the page then follows the list under it: its address (with
+    // no new entry in the history) and its change stream.
+    function renameList(bar) {
+      const old = state.name;
+      editInPlace(bar.querySelector("h1"), old, "New list name", "list", async text => {
+        const name = text.trim();
+        if (!name || name === old) return render(new Set());
+        state.renaming = true;
+        try {
+          await api("PATCH", path(old), { name });
+        } finally {
+          state.renaming = false;
+        }
+        history.replaceState(null, "", "/lists/" + segment(name));
+        const again = main.querySelector("[data-key='rename-list']");
+        if (again) again.focus();
+        follow(name);
+      });
+    }
+
+    // Asks first, naming the list and all it holds.
+    async function deleteList() {
+      const name = state.name;
+      const items = state.sections.reduce((sum, section) => sum + section.items.length, 0);
+      const question = "Delete list " + quoted(name) + ": "
+        + counted(state.sections.length, "section") + ", " + counted(items, "item")
+        + "? This cannot be undone.";
+      if (!(await confirmDelete(question))) return;
+      await api("DELETE", path(name));
+      if (state.name === name) showDeleted(name);
     }
 
     function newSectionForm() {

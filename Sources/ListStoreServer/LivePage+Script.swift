@@ -6,7 +6,9 @@ extension LivePage {
     const statusLine = document.getElementById("status");
     // `permissions` is the server's answer to GET /v1/permissions as it is: what the
     // page's credentials may do ("read", "write", and what later scopes add).
-    const state = { name: null, sections: [], seq: 0, source: null, permissions: {} };
+    // `renaming` is set while the page renames its list.
+    const state = { name: null, sections: [], seq: 0, source: null, permissions: {},
+      renaming: false };
     window.liststore = state;
 
     function setStatus(text, offline) {

@@ -14,16 +14,20 @@ extension LivePage {
       const source = new EventSource(
         path(name) + "/changes" + (after == null ? "" : "?after=" + after));
       state.source = source;
-      const start = event => {
+      // Only the latest stream speaks: one replaced (a rename, a new start) is ignored.
+      const current = () => state.source === source;
+      const begin = event => {
+        if (!current()) return;
         const snapshot = JSON.parse(event.data);
         state.sections = snapshot.sections;
         state.seq = snapshot.seq;
         render(new Set());
         setStatus("live");
       };
-      source.addEventListener("snapshot", start);
-      source.addEventListener("reset", start);
+      source.addEventListener("snapshot", begin);
+      source.addEventListener("reset", begin);
       source.addEventListener("changes", event => {
+        if (!current()) return;
         let changed;
         try {
           changed = apply(JSON.parse(event.data));
@@ -37,10 +41,12 @@ extension LivePage {
       });
       source.addEventListener("deleted", () => {
         source.close();
-        showDeleted(name);
+        // A rename ends the old name's stream as a deletion does.
+        if (current() && !state.renaming) showDeleted(name);
       });
-      source.onopen = () => setStatus("live");
+      source.onopen = () => { if (current()) setStatus("live"); };
       source.onerror = () => {
+        if (!current()) return;
         setStatus("offline: reconnecting…", true);
         // The browser tries again by itself after a lost connection, but not after an
         // answer other than 200 (a server stopping): then the page does, from state.seq.
@@ -49,6 +55,7 @@ extension LivePage {
     }
 
     async function resume(name) {
+      if (name !== state.name || state.renaming) return;
       if (state.source && state.source.readyState !== EventSource.CLOSED) return;
       let response;
       try {
@@ -70,6 +77,7 @@ extension LivePage {
     }
 
     function showDeleted(name) {
+      if (state.source) state.source.close();
       main.replaceChildren(element("h1", {}, name), element("p", {}, "This list was deleted."),
         element("a", { href: "/" }, "All lists"));
       setStatus("deleted");

@@ -24,7 +24,8 @@ extension LivePage {
     .value { flex: 1 1 10rem; min-width: 0; overflow-wrap: anywhere; }
     .row { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; }
     .titles { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; }
-    .titles h2 { flex: 1 1 10rem; }
+    .titles h2, .titles h1 { flex: 1 1 10rem; margin: 0; }
+    .list-titles { margin: 0 0 1rem; }
     button, input { font: inherit; }
     button { padding: .3rem .6rem; border: 1px solid #8886; border-radius: .35rem;
       background: transparent; color: inherit; cursor: pointer; min-height: 2.25rem; }
