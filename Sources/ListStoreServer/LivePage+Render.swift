@@ -33,7 +33,8 @@ extension LivePage {
     // no new entry in the history) and its change stream.
     function renameList(bar) {
       const old = state.name;
-      editInPlace(bar.querySelector("h1"), old, "New list name", "list", async text => {
+      editInPlace(bar.querySelector("h1"), old, "New list name", "list", "rename-list",
+        async text => {
         const name = text.trim();
         if (!name || name === old) return render(new Set());
         state.renaming = true;
@@ -43,8 +44,6 @@ extension LivePage {
           state.renaming = false;
         }
         history.replaceState(null, "", "/lists/" + segment(name));
-        const again = main.querySelector("[data-key='rename-list']");
-        if (again) again.focus();
         follow(name);
       });
     }
@@ -102,10 +101,12 @@ extension LivePage {
       }
       const rename = button("Rename section " + (section.header || index), "Rename",
         "rename-s" + section.id, () => editTitle(node, section));
+      const footing = button("Edit the footer of section " + (section.header || index), "Footer",
+        "footer-s" + section.id, () => editFooter(node, section));
       const remove = button("Delete section " + (section.header || index), "Delete",
         "delete-s" + section.id, () => deleteSection(section, index));
       node.append(element("div", { className: "titles" }, heading,
-        element("span", { className: "row" }, rename, remove)));
+        element("span", { className: "row" }, rename, footing, remove)));
       list.ondragover = event => event.preventDefault();
       list.ondrop = event => {
         event.preventDefault();
@@ -189,8 +190,9 @@ extension LivePage {
     }
 
     // An input in place of `text` inside `holder`: Enter saves (`save` gets what was
-    // typed), Escape or leaving it gives up; a redraw waits while it is open (`key`).
-    function editInPlace(holder, text, label, key, save) {
+    // typed) and gives the focus back to the control `back`, Escape or leaving it gives
+    // up; a redraw waits while it is open (`key`).
+    function editInPlace(holder, text, label, key, back, save) {
       const input = element("input", { type: "text", value: text });
       input.setAttribute("aria-label", label);
       input.dataset.editing = key;
@@ -208,32 +210,54 @@ extension LivePage {
           await save(input.value);
         } catch (_) {
           render(new Set());  // The status line says why.
+          return;
         }
+        const again = main.querySelector("[data-key='" + CSS.escape(back) + "']");
+        if (again) again.focus();
       };
     }
 
     function editItem(node, item) {
       editInPlace(node.querySelector(".value"), display(item.value), "New value", "i" + item.id,
-        async text => {
-          await api("PATCH", path(state.name) + "/items/" + item.id,
-            { value: parsed(text, item.value) });
-          const again = main.querySelector("[data-key='edit-" + item.id + "']");
-          if (again) again.focus();
-        });
+        "edit-" + item.id,
+        text => api("PATCH", path(state.name) + "/items/" + item.id,
+          { value: parsed(text, item.value) }));
     }
 
-    // A new header; metadata of another shape keeps its other fields.
+    function sectionPath(section) { return path(state.name) + "/sections/" + section.id; }
+
+    // The body that sets a section's header or footer (`change`). Metadata of another
+    // shape keeps its other fields; a bare header stays bare, or becomes an object's
+    // header when a footer joins it. A footer of null or "" removes it.
+    function titlesBody(section, change) {
+      if (!("metadata" in section))
+        return Object.assign({ header: section.header, footer: section.footer }, change);
+      const old = section.metadata;
+      const object = old !== null && typeof old === "object" && !Array.isArray(old);
+      if (!object && "header" in change) return { metadata: change.header };
+      const metadata = Object.assign({}, object ? old : { header: section.header }, change);
+      if (metadata.footer == null) delete metadata.footer;
+      return { metadata };
+    }
+
     function editTitle(node, section) {
       editInPlace(node.querySelector("h2"), section.header || "", "New header", "s" + section.id,
-        text => {
-          let body = { header: text, footer: section.footer };
-          if ("metadata" in section) {
-            const old = section.metadata;
-            const object = old !== null && typeof old === "object" && !Array.isArray(old);
-            body = { metadata: object ? Object.assign({}, old, { header: text }) : text };
-          }
-          return api("PATCH", path(state.name) + "/sections/" + section.id, body);
-        });
+        "rename-s" + section.id,
+        text => api("PATCH", sectionPath(section), titlesBody(section, { header: text })));
+    }
+
+    // A new footer, in place (where there was none, below the items); an empty one
+    // removes it.
+    function editFooter(node, section) {
+      let holder = node.querySelector(".footer");
+      if (!holder) {
+        holder = element("p", { className: "footer" });
+        node.querySelector("ol").after(holder);
+      }
+      editInPlace(holder, section.footer || "", "New footer (empty removes it)",
+        "s" + section.id, "footer-s" + section.id,
+        text => api("PATCH", sectionPath(section),
+          titlesBody(section, { footer: text.trim() ? text : null })));
     }
     """#
 }

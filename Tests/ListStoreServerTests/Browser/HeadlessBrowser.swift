@@ -240,9 +240,9 @@ struct BrowserPage {
     }
   }
 
-  /// Presses a key: `Tab`, `Enter`, `Escape`, with `shift` for Shift-Tab.
+  /// Presses a key: `Tab`, `Enter`, `Escape`, `Backspace`, with `shift` for Shift-Tab.
   func press(_ key: String, shift: Bool = false) throws {
-    let codes = ["Tab": 9, "Enter": 13, "Escape": 27]
+    let codes = ["Tab": 9, "Enter": 13, "Escape": 27, "Backspace": 8]
     var down: [String: Any] = [
       "type": "keyDown", "key": key, "code": key, "windowsVirtualKeyCode": codes[key] ?? 0,
       "modifiers": shift ? 8 : 0,
