@@ -86,35 +86,77 @@ extension LivePage {
       return node;
     }
 
+    // What a drag carries: an item's id or a section's, each under a type of its own, so
+    // that each drop takes only its own kind.
+    const ITEM = "application/x-liststore-item";
+    const SECTION = "application/x-liststore-section";
+    function carries(event, type) { return event.dataTransfer.types.includes(type); }
+
     function renderSection(section, index, changed) {
-      const node = element("section", { ariaLabel: section.header || "Section " + index });
+      const label = section.header || "Section " + index;
+      const node = element("section", { ariaLabel: label });
       node.dataset.id = section.id;
       if (changed.has("s" + section.id)) node.classList.add("flash");
       const heading = element("h2", {}, section.header == null ? "(no header)" : section.header);
       const list = element("ol", {});
       section.items.forEach((item, row) =>
         list.append(renderItem(item, row, section, changed)));
-      const footer = section.footer == null ? null : element("p", { className: "footer" }, section.footer);
+      const footer = section.footer == null ? []
+        : [element("p", { className: "footer" }, section.footer)];
       if (!canWrite()) {
-        node.append(element("div", { className: "titles" }, heading), list, ...(footer ? [footer] : []));
+        node.append(element("div", { className: "titles" }, heading), list, ...footer);
         return node;
       }
-      const rename = button("Rename section " + (section.header || index), "Rename",
-        "rename-s" + section.id, () => editTitle(node, section));
-      const footing = button("Edit the footer of section " + (section.header || index), "Footer",
+      const previous = state.sections[index - 1];
+      const next = state.sections[index + 1];
+      const up = button("Move section " + label + " up", "↑", "sup-" + section.id,
+        () => previous && moveSection(section.id, { before: previous.id }));
+      up.disabled = !previous;
+      const down = button("Move section " + label + " down", "↓", "sdown-" + section.id,
+        () => next && moveSection(section.id, { after: next.id }));
+      down.disabled = !next;
+      const rename = button("Rename section " + label, "Rename", "rename-s" + section.id,
+        () => editTitle(node, section));
+      const footing = button("Edit the footer of section " + label, "Footer",
         "footer-s" + section.id, () => editFooter(node, section));
-      const remove = button("Delete section " + (section.header || index), "Delete",
-        "delete-s" + section.id, () => deleteSection(section, index));
-      node.append(element("div", { className: "titles" }, heading,
-        element("span", { className: "row" }, rename, footing, remove)));
-      list.ondragover = event => event.preventDefault();
-      list.ondrop = event => {
-        event.preventDefault();
-        const id = event.dataTransfer.getData("text/plain");
-        if (event.target === list && /^\d+$/.test(id)) move(id, { section: section.id });
+      const remove = button("Delete section " + label, "Delete", "delete-s" + section.id,
+        () => deleteSection(section, index));
+      // The title bar is the section's drag handle.
+      const bar = element("div", { className: "titles", draggable: true },
+        element("span", { className: "handle", ariaHidden: "true" }, "⠿"), heading,
+        element("span", { className: "row" }, up, down, rename, footing, remove));
+      bar.ondragstart = event => {
+        event.dataTransfer.setData(SECTION, String(section.id));
+        event.dataTransfer.effectAllowed = "move";
       };
-      node.append(list);
-      if (footer) node.append(footer);
+      node.ondragover = event => {
+        if (!carries(event, SECTION)) return;
+        event.preventDefault();
+        node.classList.add("drop");
+      };
+      node.ondragleave = event => {
+        if (!node.contains(event.relatedTarget)) node.classList.remove("drop");
+      };
+      node.ondrop = event => {
+        if (!carries(event, SECTION)) return;
+        event.preventDefault();
+        node.classList.remove("drop");
+        const id = Number(event.dataTransfer.getData(SECTION));
+        const from = state.sections.findIndex(other => other.id === id);
+        const to = state.sections.findIndex(other => other.id === section.id);
+        if (from < 0 || to < 0 || from === to) return;
+        // It takes the place of the section it is dropped on.
+        moveSection(id, from < to ? { after: section.id } : { before: section.id })
+          .catch(() => {});
+      };
+      list.ondragover = event => { if (carries(event, ITEM)) event.preventDefault(); };
+      list.ondrop = event => {
+        if (!carries(event, ITEM)) return;
+        event.preventDefault();
+        const id = event.dataTransfer.getData(ITEM);
+        if (event.target === list && /^\d+$/.test(id))
+          move(id, { section: section.id }).catch(() => {});
+      };
       const add = element("form", {},
         element("label", { className: "sr-only", htmlFor: "add-" + section.id },
           "New item in " + (section.header || "section " + index)),
@@ -130,7 +172,7 @@ extension LivePage {
           { value: input.value });
         input.value = "";
       };
-      node.append(add);
+      node.append(bar, list, ...footer, add);
       return node;
     }
 
@@ -161,15 +203,24 @@ extension LivePage {
           await api("DELETE", path(state.name) + "/items/" + item.id);
       });
       node.append(handle, value, element("span", { className: "row" }, up, down, edit, remove));
-      node.ondragstart = event => event.dataTransfer.setData("text/plain", String(item.id));
-      node.ondragover = event => { event.preventDefault(); node.classList.add("drop"); };
+      node.ondragstart = event => {
+        event.dataTransfer.setData(ITEM, String(item.id));
+        event.dataTransfer.effectAllowed = "move";
+      };
+      node.ondragover = event => {
+        if (!carries(event, ITEM)) return;
+        event.preventDefault();
+        node.classList.add("drop");
+      };
       node.ondragleave = () => node.classList.remove("drop");
       node.ondrop = event => {
+        if (!carries(event, ITEM)) return;
         event.preventDefault();
         event.stopPropagation();
         node.classList.remove("drop");
-        const id = event.dataTransfer.getData("text/plain");
-        if (/^\d+$/.test(id) && Number(id) !== item.id) move(id, { before: item.id });
+        const id = event.dataTransfer.getData(ITEM);
+        if (/^\d+$/.test(id) && Number(id) !== item.id)
+          move(id, { before: item.id }).catch(() => {});
       };
       return node;
     }
@@ -187,6 +238,10 @@ extension LivePage {
 
     function move(id, place) {
       return api("PATCH", path(state.name) + "/items/" + id, place);
+    }
+
+    function moveSection(id, place) {
+      return api("PATCH", path(state.name) + "/sections/" + id, place);
     }
 
     // An input in place of `text` inside `holder`: Enter saves (`save` gets what was

@@ -38,7 +38,7 @@ extension LivePage {
     .muted { color: var(--muted); }
     [draggable=true] .handle { cursor: grab; }
     .handle { user-select: none; color: var(--muted); padding: 0 .25rem; }
-    li.drop { outline: 2px dashed var(--accent); }
+    .drop { outline: 2px dashed var(--accent); }
     dialog { max-width: min(30rem, calc(100vw - 2rem)); padding: 1rem; border: 1px solid #8886;
       border-radius: .5rem; }
     dialog::backdrop { background: #0008; }

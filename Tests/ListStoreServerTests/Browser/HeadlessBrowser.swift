@@ -29,6 +29,9 @@ final class HeadlessBrowser: @unchecked Sendable {
   private var responses: [Int: [String: Any]] = [:]
   private var nextID = 0
   private var closed = false
+  /// The events kept (`watch(_:)`), oldest first, and the methods to keep.
+  private var events: [(method: String, session: String?, params: [String: Any])] = []
+  private var watched: Set<String> = []
   private let input: Int32
   private let output: Int32
   private let pid: pid_t
@@ -142,6 +145,31 @@ final class HeadlessBrowser: @unchecked Sendable {
     return response["result"] as? [String: Any] ?? [:]
   }
 
+  /// Keeps the events named `method` from now on, for ``nextEvent(_:session:timeout:)``.
+  func watch(_ method: String) {
+    condition.lock()
+    watched.insert(method)
+    condition.unlock()
+  }
+
+  /// Waits for the oldest kept event `method` of `session` (at most `timeout` seconds),
+  /// removes it and returns its parameters.
+  func nextEvent(
+    _ method: String, session: String?, timeout: TimeInterval = TestLimits.eventSeconds
+  ) throws -> [String: Any] {
+    let deadline = Date().addingTimeInterval(timeout)
+    condition.lock()
+    defer { condition.unlock() }
+    while true {
+      if let index = events.firstIndex(where: { $0.method == method && $0.session == session }) {
+        return events.remove(at: index).params
+      }
+      if closed || !condition.wait(until: deadline) {
+        throw BrowserError("no \(method) within \(timeout) s")
+      }
+    }
+  }
+
   /// A new tab, attached to.
   func newPage() throws -> BrowserPage {
     let target = try send("Target.createTarget", ["url": "about:blank"])
@@ -169,12 +197,15 @@ final class HeadlessBrowser: @unchecked Sendable {
       while let end = pending.firstIndex(of: 0) {
         let message = Array(pending[..<end])
         pending.removeSubrange(...end)
-        guard
-          let object = try? JSONSerialization.jsonObject(with: Data(message)) as? [String: Any],
-          let id = object["id"] as? Int
-        else { continue }  // An event.
+        guard let object = try? JSONSerialization.jsonObject(with: Data(message)) as? [String: Any]
+        else { continue }
         condition.lock()
-        responses[id] = object
+        if let id = object["id"] as? Int {
+          responses[id] = object
+        } else if let method = object["method"] as? String, watched.contains(method) {
+          events.append(
+            (method, object["sessionId"] as? String, object["params"] as? [String: Any] ?? [:]))
+        }
         condition.broadcast()
         condition.unlock()
       }
@@ -271,6 +302,52 @@ struct BrowserPage {
       try press("Tab")
     }
     throw BrowserError("\(limit) presses of Tab never reached \(key)")
+  }
+
+  /// Drags the element `from` (a CSS selector) onto the middle of `to` with the mouse:
+  /// presses the left button on its middle and moves, so that the page's own `dragstart`
+  /// runs and fills the drag's data; the browser hands that data to the test (drag
+  /// interception) and the test has it enter, hover over and drop on the target, one
+  /// command each, answered once the page has handled it — where the browser's own drag
+  /// loses moves that come while the page is still busy with an earlier one.
+  func drag(from: String, to: String) throws {
+    func center(_ selector: String) throws -> (x: Int, y: Int) {
+      let quoted = String(
+        decoding: try JSONSerialization.data(withJSONObject: selector, options: .fragmentsAllowed),
+        as: UTF8.self)
+      let point =
+        try evaluate(
+          """
+          (() => { const box = document.querySelector(\(quoted)).getBoundingClientRect();
+            return [Math.round(box.left + box.width / 2), Math.round(box.top + box.height / 2)];
+          })()
+          """) as? [Int]
+      guard let point, point.count == 2 else { throw BrowserError("no element \(selector)") }
+      return (point[0], point[1])
+    }
+    let start = try center(from)
+    let end = try center(to)
+    func mouse(_ type: String, _ point: (x: Int, y: Int)) throws {
+      try send(
+        "Input.dispatchMouseEvent",
+        [
+          "type": type, "x": point.x, "y": point.y, "button": "left",
+          "buttons": type == "mouseReleased" ? 0 : 1, "clickCount": 1,
+        ])
+    }
+    browser.watch("Input.dragIntercepted")
+    try send("Input.setInterceptDrags", ["enabled": true])
+    defer { _ = try? send("Input.setInterceptDrags", ["enabled": false]) }
+    try send("Input.dispatchMouseEvent", ["type": "mouseMoved", "x": start.x, "y": start.y])
+    try mouse("mousePressed", start)
+    // Past the few pixels after which a press becomes a drag.
+    try mouse("mouseMoved", (start.x + 10, start.y + 10))
+    let data = try browser.nextEvent("Input.dragIntercepted", session: session)["data"] ?? [:]
+    for type in ["dragEnter", "dragOver", "drop"] {
+      try send(
+        "Input.dispatchDragEvent", ["type": type, "x": end.x, "y": end.y, "data": data])
+    }
+    try mouse("mouseReleased", end)
   }
 
   /// Sets the viewport: `mobile` for a phone's (touch, device pixels).

@@ -84,4 +84,70 @@ extension LivePageTests {
     try page.waitFor("document.querySelectorAll('section')[1].querySelector('.footer') === null")
     #expect(try metadata() == ["header": "Veg", "color": "green"])
   }
+
+  static let shownHeaders =
+    "JSON.stringify([...document.querySelectorAll('section h2')].map(node => node.textContent))"
+
+  /// The headers `liststore show --json` prints for `list`, in order.
+  func storedHeaders(_ list: String, _ server: TestServer) throws -> [String] {
+    try storedSections(list, server).map { $0["header"] as? String ?? "" }
+  }
+
+  @Test func sectionsMoveByTheirButtonsAndByDraggingTheirTitleBars() throws {
+    let server = try start()
+    defer { server.remove() }
+    for step in [
+      ["section", "add", "groceries", "Veg"], ["item", "add", "groceries", "1", "leeks"],
+      ["section", "add", "groceries", "Bread"],
+    ] {
+      expectSuccess(try liststore(step, database: server.databasePath))
+    }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("\(Self.shownHeaders) === '[\"Fruit\",\"Veg\",\"Bread\"]'")
+    let ids = try page.evaluate(
+      "[...document.querySelectorAll('section')].map(node => node.dataset.id).join(',')")
+    let sections = (ids as? String ?? "").split(separator: ",").map(String.init)
+    try #require(sections.count == 3)
+    let (fruit, veg, bread) = (sections[0], sections[1], sections[2])
+    func disabled(_ key: String) throws -> Bool? {
+      try page.evaluate("document.querySelector(\"[data-key='\(key)']\").disabled") as? Bool
+    }
+    // At the ends, ↑ of the first and ↓ of the last are disabled.
+    #expect(try disabled("sup-\(fruit)") == true && disabled("sdown-\(fruit)") == false)
+    #expect(try disabled("sup-\(veg)") == false && disabled("sdown-\(veg)") == false)
+    #expect(try disabled("sup-\(bread)") == false && disabled("sdown-\(bread)") == true)
+
+    // ↓ and ↑, with the keyboard; the focus stays on the button.
+    try page.tab(to: "sdown-\(fruit)")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownHeaders) === '[\"Veg\",\"Fruit\",\"Bread\"]'")
+    #expect(try storedHeaders("groceries", server) == ["Veg", "Fruit", "Bread"])
+    #expect(try page.focusedKey() == "sdown-\(fruit)")
+    try page.tab(to: "sup-\(bread)")
+    try page.press("Enter")
+    try page.waitFor("\(Self.shownHeaders) === '[\"Veg\",\"Bread\",\"Fruit\"]'")
+    #expect(try storedHeaders("groceries", server) == ["Veg", "Bread", "Fruit"])
+
+    // Dragged by its title bar onto another section, a section takes its place: going up,
+    // before it; going down, after it.
+    try page.drag(
+      from: "section[data-id='\(fruit)'] .titles h2", to: "section[data-id='\(veg)'] ol")
+    try page.waitFor("\(Self.shownHeaders) === '[\"Fruit\",\"Veg\",\"Bread\"]'")
+    #expect(try storedHeaders("groceries", server) == ["Fruit", "Veg", "Bread"])
+    try page.drag(
+      from: "section[data-id='\(fruit)'] .titles h2", to: "section[data-id='\(bread)'] h2")
+    try page.waitFor("\(Self.shownHeaders) === '[\"Veg\",\"Bread\",\"Fruit\"]'")
+    #expect(try storedHeaders("groceries", server) == ["Veg", "Bread", "Fruit"])
+
+    // An item dragged onto another still moves the item, not its section.
+    try page.drag(
+      from: "section[data-id='\(fruit)'] li:last-child .value",
+      to: "section[data-id='\(veg)'] li .value")
+    try page.waitFor("\(Self.shownValues) === '[\"pears\",\"leeks\",\"apples\"]'")
+    #expect(try storedValues("groceries", server) == "[\"pears\",\"leeks\",\"apples\"]")
+    #expect(try storedHeaders("groceries", server) == ["Veg", "Bread", "Fruit"])
+  }
 }
