@@ -68,6 +68,10 @@ extension ListServer {
   /// `GET /` and `GET /lists/NAME`: the live page. A known `?access_token=` is kept in an
   /// HttpOnly, SameSite=Strict cookie, and the page is asked for again without it, so that
   /// the token leaves the address bar and the history.
+  ///
+  /// The page of a list that does not exist comes with 404 (the page then says so) — to a
+  /// request that may read lists only: to others it comes with 200 and asks for a token,
+  /// so that which names exist does not leak.
   func livePage(_ request: HTTPRequest) throws -> HTTPResponse {
     guard request.method == "GET" || request.method == "HEAD" else {
       throw Self.notAllowed(request, allow: "GET")
@@ -86,8 +90,18 @@ extension ListServer {
           ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" + secure),
         ])
     }
+    var status = 200
+    if let path = request.segments, path.count == 2, (try? authorize(request)) != nil {
+      do {
+        _ = try repository.listID(named: path[1])
+      } catch .listNotFound {
+        status = 404
+      } catch {
+        // Another failure (a busy database): the page meets it too, and says so.
+      }
+    }
     return HTTPResponse(
-      status: 200,
+      status: status,
       headers: [
         ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
         (

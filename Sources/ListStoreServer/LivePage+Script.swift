@@ -6,9 +6,11 @@ extension LivePage {
     const statusLine = document.getElementById("status");
     // `permissions` is the server's answer to GET /v1/permissions as it is: what the
     // page's credentials may do ("read", "write", and what later scopes add).
-    // `renaming` is set while the page renames its list.
+    // `seen`: a snapshot of the list came (else a 404 means it never existed); `retried`:
+    // the stream was opened again after a failure; `renaming` is set while the page
+    // renames its list.
     const state = { name: null, sections: [], seq: 0, source: null, permissions: {},
-      renaming: false };
+      seen: false, retried: false, renaming: false };
     window.liststore = state;
 
     function setStatus(text, offline) {

@@ -21,6 +21,7 @@ extension LivePage {
         const snapshot = JSON.parse(event.data);
         state.sections = snapshot.sections;
         state.seq = snapshot.seq;
+        state.seen = true;
         render(new Set());
         setStatus("live");
       };
@@ -49,8 +50,12 @@ extension LivePage {
         if (!current()) return;
         setStatus("offline: reconnecting…", true);
         // The browser tries again by itself after a lost connection, but not after an
-        // answer other than 200 (a server stopping): then the page does, from state.seq.
-        if (source.readyState === EventSource.CLOSED) setTimeout(() => resume(name), 1000);
+        // answer other than 200 (a server stopping, a list that is not there): then the
+        // page does, from state.seq — at once the first time, to tell a list that never
+        // existed without delay.
+        if (source.readyState !== EventSource.CLOSED) return;
+        setTimeout(() => resume(name), state.seen || state.retried ? 1000 : 0);
+        state.retried = true;
       };
     }
 
@@ -64,7 +69,7 @@ extension LivePage {
         setTimeout(() => resume(name), 1000);
         return;
       }
-      if (response.status === 404) return showDeleted(name);
+      if (response.status === 404) return state.seen ? showDeleted(name) : showMissing(name);
       if (response.status === 401 || response.status === 403) {
         setStatus("this server needs a token: open the page once with ?access_token=TOKEN", true);
         return;
@@ -73,7 +78,7 @@ extension LivePage {
         setTimeout(() => resume(name), 1000);
         return;
       }
-      follow(name, state.seq);
+      follow(name, state.seen ? state.seq : undefined);
     }
 
     function showDeleted(name) {
@@ -81,6 +86,16 @@ extension LivePage {
       main.replaceChildren(element("h1", {}, name), element("p", {}, "This list was deleted."),
         element("a", { href: "/" }, "All lists"));
       setStatus("deleted");
+    }
+
+    // The page of a list that is not there, and never was while the page showed it.
+    function showMissing(name) {
+      if (state.source) state.source.close();
+      document.title = "No such list — ListStore";
+      main.replaceChildren(element("h1", {}, "No such list"),
+        element("p", {}, "There is no list named " + quoted(name) + " on this server."),
+        element("a", { href: "/" }, "All lists"));
+      setStatus("no such list");
     }
 
     // Applies a changeset (docs/changesets.md) to the state; returns the ids it touched.

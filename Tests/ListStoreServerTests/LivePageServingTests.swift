@@ -45,4 +45,35 @@ import Testing
       }
     }
   }
+
+  /// The status of the live page at `path` on `server`, after checking it is the page.
+  func pageStatus(_ server: TestServer, _ path: String, _ headers: [String: String] = [:])
+    throws -> Int
+  {
+    let page = try http("GET", server.url + path, headers: headers)
+    #expect(page.headers["content-type"] == "text/html; charset=utf-8", "\(path): \(page)")
+    #expect(page.body.hasPrefix("<!doctype html>"), "\(path)")
+    return page.status
+  }
+
+  @Test func aListThatDoesNotExistIsA404PageToThoseWhoMayReadIt() throws {
+    let open = try TestServer()
+    defer { open.remove() }
+    _ = try open.repository.createList("here")
+    #expect(try pageStatus(open, "/") == 200)
+    #expect(try pageStatus(open, "/lists/here") == 200)
+    #expect(try pageStatus(open, "/lists/nowhere") == 404)
+    #expect(try pageStatus(open, "/lists/%2E") == 404)
+
+    // Without credentials the server does not say which names exist: the page asks for a
+    // token. With them, it does.
+    let guarded = try TestServer(tokens: try .init(parsing: Self.readerAndWriter, file: "tokens"))
+    defer { guarded.remove() }
+    _ = try guarded.repository.createList("here")
+    #expect(try pageStatus(guarded, "/lists/nowhere") == 200)
+    #expect(try pageStatus(guarded, "/lists/nowhere", ["Cookie": "liststore_token=nope"]) == 200)
+    #expect(try pageStatus(guarded, "/lists/nowhere", ["Cookie": "liststore_token=reader"]) == 404)
+    #expect(try pageStatus(guarded, "/lists/nowhere", ["Authorization": "Bearer writer"]) == 404)
+    #expect(try pageStatus(guarded, "/lists/here", ["Cookie": "liststore_token=reader"]) == 200)
+  }
 }

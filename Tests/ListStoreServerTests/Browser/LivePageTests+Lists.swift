@@ -85,4 +85,25 @@ extension LivePageTests {
       try page.evaluate("document.querySelector('main a[href=\"/\"]') !== null") as? Bool == true)
     #expect(try server.repository.lists().isEmpty)
   }
+
+  @Test func aListThatNeverExistedSaysSoWithALinkToAllLists() throws {
+    let server = try start()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/nowhere")
+    try page.waitFor("document.body.innerText.includes('No such list')")
+    let text = try page.evaluate("document.body.innerText") as? String ?? ""
+    #expect(!text.contains("deleted"), "\(text)")
+    #expect(
+      try page.evaluate("document.querySelector('main a[href=\"/\"]').textContent") as? String
+        == "All lists")
+    // A list deleted while it is shown still says so.
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("\(Self.shownValues) === '[\"apples\",\"pears\"]'")
+    expectSuccess(try liststore(["list", "rm", "groceries"], database: server.databasePath))
+    try page.waitFor("document.body.innerText.includes('This list was deleted.')")
+    #expect(!(try page.evaluate("document.body.innerText") as? String ?? "").contains("No such"))
+  }
 }
