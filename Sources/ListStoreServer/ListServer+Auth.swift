@@ -77,10 +77,14 @@ extension ListServer {
       throw Self.notAllowed(request, allow: "GET")
     }
     if let token = request.query["access_token"] {
+      // A person opened this address: the answer is a page that says what to do.
       guard configuration.tokens?.access(for: token) != nil else {
-        throw APIFailure(
-          401, "unauthorized", "the token is not known to this server",
-          headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+        let page = LivePage.unknownToken(
+          path: request.path, serverHasTokens: configuration.tokens != nil)
+        return HTTPResponse(
+          status: 401,
+          headers: Self.pageHeaders + [("WWW-Authenticate", "Bearer error=\"invalid_token\"")],
+          body: Array(page.utf8))
       }
       let secure = configuration.tls != nil ? "; Secure" : ""
       return HTTPResponse(
@@ -100,17 +104,18 @@ extension ListServer {
         // Another failure (a busy database): the page meets it too, and says so.
       }
     }
-    return HTTPResponse(
-      status: status,
-      headers: [
-        ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
-        (
-          "Content-Security-Policy",
-          "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-            + "img-src 'self' data:; frame-ancestors 'none'"
-        ),
-        ("X-Content-Type-Options", "nosniff"),
-      ],
-      body: Array(LivePage.html.utf8))
+    return HTTPResponse(status: status, headers: Self.pageHeaders, body: Array(LivePage.html.utf8))
   }
+
+  /// The headers of the server's pages: HTML, checked again on each visit, and nothing
+  /// from elsewhere (the inline script and styles only).
+  static let pageHeaders = [
+    ("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-cache"),
+    (
+      "Content-Security-Policy",
+      "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+        + "img-src 'self' data:; frame-ancestors 'none'"
+    ),
+    ("X-Content-Type-Options", "nosniff"),
+  ]
 }

@@ -76,4 +76,31 @@ import Testing
     #expect(try pageStatus(guarded, "/lists/nowhere", ["Authorization": "Bearer writer"]) == 404)
     #expect(try pageStatus(guarded, "/lists/here", ["Cookie": "liststore_token=reader"]) == 200)
   }
+
+  @Test func anUnknownTokenInThePagesAddressGetsAPageSayingWhatToDo() throws {
+    let guarded = try TestServer(tokens: try .init(parsing: Self.readerAndWriter, file: "tokens"))
+    defer { guarded.remove() }
+    let page = try http("GET", guarded.url + "/lists/here?access_token=wrong")
+    #expect(page.status == 401)
+    #expect(page.headers["content-type"] == "text/html; charset=utf-8")
+    #expect(page.headers["www-authenticate"] == "Bearer error=\"invalid_token\"")
+    #expect(page.headers["content-security-policy"]?.contains("script-src 'unsafe-inline'") == true)
+    #expect(page.headers["set-cookie"] == nil)
+    #expect(page.body.hasPrefix("<!doctype html>"))
+    #expect(page.body.contains("not known to this server"))
+    #expect(page.body.contains("<a href=\"/lists/here\">/lists/here</a>?access_token=TOKEN"))
+    // The address is written into the page as text, never as markup.
+    let odd = try http("GET", guarded.url + "/lists/%3Cb%3E%22?access_token=wrong")
+    #expect(odd.status == 401)
+    #expect(odd.body.contains("/lists/%3Cb%3E%22"))
+    let raw = try http("GET", guarded.url + "/lists/<b>\"?access_token=wrong")
+    #expect(!raw.body.contains("<b>"), "\(raw)")
+    // A server without tokens says it needs none.
+    let open = try TestServer()
+    defer { open.remove() }
+    let needless = try http("GET", open.url + "/?access_token=wrong")
+    #expect(needless.status == 401)
+    #expect(needless.headers["content-type"] == "text/html; charset=utf-8")
+    #expect(needless.body.contains("needs no token"))
+  }
 }

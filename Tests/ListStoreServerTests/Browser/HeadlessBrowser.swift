@@ -250,17 +250,23 @@ struct BrowserPage {
   }
 
   /// Waits until a JavaScript condition holds: checked at once and again after every
-  /// change of the document (a MutationObserver), not on a timer.
+  /// change of the document (a MutationObserver) and of its loading state (a page whose
+  /// script changes nothing once it has loaded), not on a timer.
   func waitFor(_ condition: String, timeout: TimeInterval = TestLimits.eventSeconds) throws {
     let script = """
       new Promise(resolve => {
         const holds = () => { try { return !!(\(condition)); } catch (_) { return false; } };
         if (holds()) return resolve(true);
-        const observer = new MutationObserver(() => {
-          if (holds()) { observer.disconnect(); resolve(true); }
-        });
+        const check = () => {
+          if (!holds()) return;
+          observer.disconnect();
+          document.removeEventListener("readystatechange", check);
+          resolve(true);
+        };
+        const observer = new MutationObserver(check);
         observer.observe(document, { subtree: true, childList: true, characterData: true,
           attributes: true });
+        document.addEventListener("readystatechange", check);
       })
       """
     do {

@@ -53,4 +53,23 @@ extension LivePageTests {
       try page.evaluate("document.querySelectorAll('li[draggable=true]').length") as? Int == 3)
     #expect(try page.evaluate("document.querySelectorAll('li button').length") as? Int == 12)
   }
+
+  @Test func anUnknownTokenInTheAddressGetsAPageSayingWhatToDo() throws {
+    let server = try startGuarded()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/private?access_token=wrong")
+    try page.waitFor(
+      "document.contentType === 'text/html'"
+        + " && document.body.innerText.includes('not known to this server')")
+    let text = try page.evaluate("document.body.innerText") as? String ?? ""
+    #expect(text.contains("/lists/private?access_token=TOKEN"), "\(text)")
+    #expect(!text.contains("{"), "\(text)")
+    #expect(try page.evaluate("document.cookie") as? String == "")
+    #expect(
+      try page.evaluate("document.querySelector('a[href=\"/lists/private\"]') !== null") as? Bool
+        == true)
+  }
 }
