@@ -131,6 +131,18 @@ extension LivePage {
   static let startup = #"""
     // MARK: The start
 
+    // Without a token the server knows: how to give one, in this page's own address.
+    function showSignIn() {
+      if (state.source) state.source.close();
+      document.title = "Token needed — ListStore";
+      main.replaceChildren(element("h1", {}, "Token needed"),
+        element("p", {}, "This server needs a token: open this page once as ",
+          element("code", {}, location.pathname + "?access_token=TOKEN"),
+          ", with TOKEN a token of the server's tokens file (the one liststore serve --tokens"
+            + " FILE reads). The page keeps it in a cookie: once is enough."));
+      setStatus("needs a token", true);
+    }
+
     async function start() {
       let response;
       try {
@@ -140,11 +152,12 @@ extension LivePage {
         setTimeout(start, 1000);
         return;
       }
+      if (response.status === 401) return showSignIn();
       if (!response.ok) {
         let message = response.status + " " + response.statusText;
         try { message = (await response.json()).error || message; } catch (_) {}
-        setStatus(message, true);
-        if (response.status !== 401) setTimeout(start, 1000);
+        setStatus(message + ": trying again…", true);
+        setTimeout(start, 1000);
         return;
       }
       state.permissions = await response.json();

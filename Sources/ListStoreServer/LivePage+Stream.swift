@@ -70,10 +70,7 @@ extension LivePage {
         return;
       }
       if (response.status === 404) return state.seen ? showDeleted(name) : showMissing(name);
-      if (response.status === 401 || response.status === 403) {
-        setStatus("this server needs a token: open the page once with ?access_token=TOKEN", true);
-        return;
-      }
+      if (response.status === 401) return showSignIn();
       if (!response.ok) {
         setTimeout(() => resume(name), 1000);
         return;

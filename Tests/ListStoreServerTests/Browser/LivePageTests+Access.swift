@@ -72,4 +72,20 @@ extension LivePageTests {
       try page.evaluate("document.querySelector('a[href=\"/lists/private\"]') !== null") as? Bool
         == true)
   }
+
+  @Test func withoutATokenThePageSaysHowToGiveOne() throws {
+    let server = try startGuarded()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    for path in ["/lists/private", "/", "/lists/a%20b"] {
+      try page.open(server.url + path)
+      let hint = "This server needs a token: open this page once as \(path)?access_token=TOKEN"
+      try page.waitFor("document.body.innerText.includes('\(hint)')")
+      let text = try page.evaluate("document.body.innerText") as? String ?? ""
+      #expect(!text.contains("Loading"), "\(text)")
+      #expect(try page.evaluate(Self.controls) as? Int == 0)
+    }
+  }
 }
