@@ -22,7 +22,11 @@ extension LivePage {
     li.flash, section.flash > .titles { animation: flash 1.2s ease-out; }
     @keyframes flash { from { background: var(--flash); } to { background: transparent; } }
     .value { flex: 1 1 10rem; min-width: 0; overflow-wrap: anywhere; }
-    .row { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; }
+    /* A row of buttons keeps to one line: beside the text while both fit, else below it
+       on a line of its own, at the right. */
+    .row { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center;
+      flex: none; max-width: 100%; margin-left: auto; }
+    li > .row { flex-wrap: nowrap; }
     .titles { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; }
     .titles h2, .titles h1 { flex: 1 1 10rem; margin: 0; }
     .list-titles { margin: 0 0 1rem; }
@@ -45,6 +49,12 @@ extension LivePage {
     dialog p { margin: 0 0 1rem; overflow-wrap: anywhere; }
     .actions { display: flex; flex-wrap: wrap; justify-content: flex-end; gap: .5rem; }
     button.danger { background: #b91c1c; border-color: #b91c1c; color: #fff; }
+    @media (max-width: 30rem) {
+      main { padding: 1rem .75rem; }
+      section { padding: .75rem .5rem; }
+      button { padding: .3rem .5rem; }
+      .row { gap: .25rem .375rem; }
+    }
     .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden;
       clip: rect(0 0 0 0); white-space: nowrap; }
     """#

@@ -195,4 +195,45 @@ import Testing
       try artifact("live-page-\(name).png", png)
     }
   }
+
+  /// The buttons of every row of controls (an item's, a section's title bar, the list's):
+  /// for each row, each button's `[left, top, width, height]`.
+  static let buttonRows = """
+    JSON.stringify([...document.querySelectorAll("li, .titles")].map(row =>
+      [...row.querySelectorAll("button")].map(button => {
+        const box = button.getBoundingClientRect();
+        return [box.left, box.top, box.width, box.height].map(Math.round);
+      })))
+    """
+
+  @Test func rowButtonsStayOnOneLineOnAPhone() throws {
+    let server = try start()
+    defer { server.remove() }
+    for step in [
+      [
+        "item", "add", "groceries", "0",
+        "a value long enough to wrap on a narrow screen, which must not scroll sideways",
+      ],
+      ["section", "add", "groceries", "Vegetables, herbs and everything else from the garden"],
+      ["item", "add", "groceries", "1", "Unbreakable" + String(repeating: "x", count: 60)],
+    ] {
+      expectSuccess(try liststore(step, database: server.databasePath))
+    }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.setViewport(width: 390, height: 844, mobile: true)
+    try page.open(server.url + "/lists/groceries")
+    try page.waitFor("document.querySelectorAll('li').length === 4")
+    let text = try page.evaluate(Self.buttonRows) as? String ?? "[]"
+    let rows = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [[[Int]]] ?? []
+    #expect(rows.count == 4 + 2 + 1, "\(rows)")
+    for row in rows {
+      #expect(Set(row.map { $0[1] }).count == 1, "buttons on more than one line: \(row)")
+      #expect(row.allSatisfy { $0[3] >= 32 }, "buttons lower than 32 px: \(row)")
+      #expect(row.allSatisfy { $0[0] >= 0 && $0[0] + $0[2] <= 390 }, "off the screen: \(row)")
+    }
+    #expect(try page.evaluate("document.documentElement.scrollWidth") as? Int == 390)
+    try artifact("live-page-phone-rows.png", try page.screenshot())
+  }
 }
