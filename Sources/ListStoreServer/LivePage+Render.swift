@@ -2,7 +2,10 @@
 extension LivePage {
   /// Draws the list from the state, and the actions of its buttons and forms.
   static let render = #"""
+    // Draws the list again, keeping the focus where it was, and flashes what changed —
+    // unless the page no longer shows the list (deleted, missing, no token).
     function render(changed) {
+      if (state.ended) return;
       const focused = document.activeElement && document.activeElement.dataset.key;
       const editing = main.querySelector("input[data-editing]");
       if (editing && !changed.has(editing.dataset.editing)) return;
@@ -35,17 +38,17 @@ extension LivePage {
       const old = state.name;
       editInPlace(bar.querySelector("h1"), old, "New list name", "list", "rename-list",
         async text => {
-        const name = text.trim();
-        if (!name || name === old) return render(new Set());
-        state.renaming = true;
-        try {
-          await api("PATCH", path(old), { name });
-        } finally {
-          state.renaming = false;
-        }
-        history.replaceState(null, "", "/lists/" + segment(name));
-        follow(name);
-      });
+          const name = text.trim();
+          if (!name || name === old) return render(new Set());
+          state.renaming = true;
+          try {
+            await api("PATCH", path(old), { name });
+          } finally {
+            state.renaming = false;
+          }
+          history.replaceState(null, "", "/lists/" + segment(name));
+          follow(name);
+        });
     }
 
     // Asks first, naming the list and all it holds.
@@ -245,8 +248,8 @@ extension LivePage {
     }
 
     // An input in place of `text` inside `holder`: Enter saves (`save` gets what was
-    // typed) and gives the focus back to the control `back`, Escape or leaving it gives
-    // up; a redraw waits while it is open (`key`).
+    // typed), Escape gives up, both giving the focus back to the control `back`; leaving
+    // it gives up too. A redraw waits while it is open (`key`).
     function editInPlace(holder, text, label, key, back, save) {
       const input = element("input", { type: "text", value: text });
       input.setAttribute("aria-label", label);
@@ -255,9 +258,17 @@ extension LivePage {
       input.focus();
       input.select();
       const close = () => { input.removeAttribute("data-editing"); render(new Set()); };
+      const giveBack = () => {
+        const again = main.querySelector("[data-key='" + CSS.escape(back) + "']");
+        if (again) again.focus();
+      };
       input.onblur = () => { if (input.dataset.editing) close(); };
       input.onkeydown = async event => {
-        if (event.key === "Escape") close();
+        if (event.key === "Escape") {
+          close();
+          giveBack();
+          return;
+        }
         if (event.key !== "Enter") return;
         event.preventDefault();
         input.removeAttribute("data-editing");
@@ -265,10 +276,8 @@ extension LivePage {
           await save(input.value);
         } catch (_) {
           render(new Set());  // The status line says why.
-          return;
         }
-        const again = main.querySelector("[data-key='" + CSS.escape(back) + "']");
-        if (again) again.focus();
+        giveBack();
       };
     }
 
@@ -283,7 +292,7 @@ extension LivePage {
 
     // The body that sets a section's header or footer (`change`). Metadata of another
     // shape keeps its other fields; a bare header stays bare, or becomes an object's
-    // header when a footer joins it. A footer of null or "" removes it.
+    // header when a footer joins it. A footer of null removes it.
     function titlesBody(section, change) {
       if (!("metadata" in section))
         return Object.assign({ header: section.header, footer: section.footer }, change);

@@ -1,4 +1,5 @@
-// The live page's script: its state, its requests, the lists page and the start.
+// The live page's script: its state, its requests, the question before a delete, the
+// lists page and the start.
 extension LivePage {
   /// The state, the helpers that make elements and send requests.
   static let core = #"""
@@ -8,9 +9,10 @@ extension LivePage {
     // page's credentials may do ("read", "write", and what later scopes add).
     // `seen`: a snapshot of the list came (else a 404 means it never existed); `retried`:
     // the stream was opened again after a failure; `renaming` is set while the page
-    // renames its list.
+    // renames its list; `ended`: the page no longer shows the list (deleted, missing, no
+    // token), and draws it no more.
     const state = { name: null, sections: [], seq: 0, source: null, permissions: {},
-      seen: false, retried: false, renaming: false };
+      seen: false, retried: false, renaming: false, ended: false };
     window.liststore = state;
 
     function setStatus(text, offline) {
@@ -134,6 +136,7 @@ extension LivePage {
     // Without a token the server knows: how to give one, in this page's own address.
     function showSignIn() {
       if (state.source) state.source.close();
+      state.ended = true;
       document.title = "Token needed — ListStore";
       main.replaceChildren(element("h1", {}, "Token needed"),
         element("p", {}, "This server needs a token: open this page once as ",

@@ -8,6 +8,7 @@ extension LivePage {
     // Follows the list's change stream: from a snapshot, or after `after` (a resumption).
     function follow(name, after) {
       state.name = name;
+      state.ended = false;
       document.title = name + " — ListStore";
       if (state.source) state.source.close();
       setStatus("connecting…");
@@ -80,6 +81,7 @@ extension LivePage {
 
     function showDeleted(name) {
       if (state.source) state.source.close();
+      state.ended = true;
       main.replaceChildren(element("h1", {}, name), element("p", {}, "This list was deleted."),
         element("a", { href: "/" }, "All lists"));
       setStatus("deleted");
@@ -88,6 +90,7 @@ extension LivePage {
     // The page of a list that is not there, and never was while the page showed it.
     function showMissing(name) {
       if (state.source) state.source.close();
+      state.ended = true;
       document.title = "No such list — ListStore";
       main.replaceChildren(element("h1", {}, "No such list"),
         element("p", {}, "There is no list named " + quoted(name) + " on this server."),
@@ -156,7 +159,5 @@ extension LivePage {
       if ("metadata" in entry) result.metadata = entry.metadata;
       return result;
     }
-
-    // Draws the list again, keeping the focus where it was, and flashes what changed.
     """#
 }

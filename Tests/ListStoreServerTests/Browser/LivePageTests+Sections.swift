@@ -54,6 +54,7 @@ extension LivePageTests {
     try page.press("Escape")
     try page.waitFor("\(Self.footer) === 'in season'")
     #expect(try storedSections("groceries", server).first?["footer"] as? String == "in season")
+    #expect(try page.focusedKey() == "footer-s\(section)")
   }
 
   @Test func aFooterOfMetadataOfAnotherShapeKeepsItsOtherFields() throws {
