@@ -6,7 +6,9 @@ extension LivePage {
     // unless the page no longer shows the list (deleted, missing, no token).
     function render(changed) {
       if (state.ended) return;
-      const focused = document.activeElement && document.activeElement.dataset.key;
+      // The focused control, or the one an in-place field gives the focus back to.
+      const active = document.activeElement;
+      const focused = active && (active.dataset.key || active.dataset.back);
       const editing = main.querySelector("input[data-editing]");
       if (editing && !changed.has(editing.dataset.editing)) return;
       const title = renderTitle();
@@ -254,6 +256,7 @@ extension LivePage {
       const input = element("input", { type: "text", value: text });
       input.setAttribute("aria-label", label);
       input.dataset.editing = key;
+      input.dataset.back = back;
       holder.replaceChildren(input);
       input.focus();
       input.select();

@@ -250,8 +250,8 @@ struct BrowserPage {
   }
 
   /// Waits until a JavaScript condition holds: checked at once and again after every
-  /// change of the document (a MutationObserver) and of its loading state (a page whose
-  /// script changes nothing once it has loaded), not on a timer.
+  /// change of the document (a MutationObserver), of its loading state (a page whose
+  /// script changes nothing once it has loaded) and of the focus, not on a timer.
   func waitFor(_ condition: String, timeout: TimeInterval = TestLimits.eventSeconds) throws {
     let script = """
       new Promise(resolve => {
@@ -261,12 +261,14 @@ struct BrowserPage {
           if (!holds()) return;
           observer.disconnect();
           document.removeEventListener("readystatechange", check);
+          document.removeEventListener("focusin", check);
           resolve(true);
         };
         const observer = new MutationObserver(check);
         observer.observe(document, { subtree: true, childList: true, characterData: true,
           attributes: true });
         document.addEventListener("readystatechange", check);
+        document.addEventListener("focusin", check);
       })
       """
     do {
