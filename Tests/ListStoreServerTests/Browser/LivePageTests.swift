@@ -9,6 +9,10 @@ import Testing
 /// shows what other clients change, what it changes reaches them, it catches up after a
 /// reconnection, and it can be worked with the keyboard alone. Screenshots at desktop and
 /// phone widths are kept in `.build/test-artifacts/browser` (or `$LISTSTORE_ARTIFACTS`).
+///
+/// More of the suite by concern: the lists page and a list as a whole (`+Lists`),
+/// sections (`+Sections`), the question before a delete (`+Confirmation`), and what the
+/// page shows by its credentials (`+Access`).
 @Suite(.serialized, .browser) struct LivePageTests {
   /// A server over a fresh database with a list "groceries" (made by the CLI on the file,
   /// as another process) holding one section with two items.
