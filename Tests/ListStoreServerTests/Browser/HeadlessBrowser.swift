@@ -66,6 +66,18 @@ final class HeadlessBrowser: @unchecked Sendable {
     posix_spawn_file_actions_adddup2(&actions, fromBrowser[1], 4)
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    // Nothing else of this process crosses into the browser: other tests' pipes to their
+    // own children, left open in a browser that lives for the whole suite, would keep
+    // those children's readers from ever seeing the end of their output. glibc 2.34's
+    // closefrom action, found at run time (its declaration needs _GNU_SOURCE).
+    if let process = dlopen(nil, RTLD_NOW),
+      let symbol = dlsym(process, "posix_spawn_file_actions_addclosefrom_np")
+    {
+      typealias CloseFrom =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32)
+        -> Int32
+      _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 5)
+    }
     let arguments = [
       executable, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
       "--no-first-run", "--no-default-browser-check", "--remote-debugging-pipe",
