@@ -80,31 +80,48 @@ extension ListServer {
       // A person opened this address: the answer is a page that says what to do.
       guard configuration.tokens?.access(for: token) != nil else {
         let page = LivePage.unknownToken(
-          path: request.path, serverHasTokens: configuration.tokens != nil)
+          path: landingPath(request), serverHasTokens: configuration.tokens != nil)
         return HTTPResponse(
           status: 401,
           headers: Self.pageHeaders + [("WWW-Authenticate", "Bearer error=\"invalid_token\"")],
           body: Array(page.utf8))
       }
-      let secure = configuration.tls != nil ? "; Secure" : ""
+      // A link from another site must not sign this browser in with a token of that
+      // site's choosing (login CSRF): browsers say where a navigation came from.
+      if let site = request.headers["sec-fetch-site"]?.lowercased(),
+        site == "cross-site" || site == "same-site"
+      {
+        return HTTPResponse(
+          status: 403, headers: Self.pageHeaders,
+          body: Array(LivePage.tokenFromElsewhere(path: landingPath(request)).utf8))
+      }
+      let secure = configuration.tls != nil || configuration.secureCookies ? "; Secure" : ""
       return HTTPResponse(
         status: 303,
         headers: [
-          ("Location", request.path),
+          // The page's own path, rebuilt: never `//host…`, which a browser would follow
+          // to another site.
+          ("Location", landingPath(request)),
           ("Set-Cookie", "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" + secure),
         ])
     }
     var status = 200
     if let path = request.segments, path.count == 2, (try? authorize(request)) != nil {
       do {
-        _ = try repository.listID(named: path[1])
-      } catch .listNotFound {
+        _ = try readers.withReader { try $0.listID(named: path[1]) }
+      } catch ListStoreError.listNotFound {
         status = 404
       } catch {
         // Another failure (a busy database): the page meets it too, and says so.
       }
     }
     return HTTPResponse(status: status, headers: Self.pageHeaders, body: Array(LivePage.html.utf8))
+  }
+
+  /// The path of the page a landing request asked for, rebuilt from its segments.
+  func landingPath(_ request: HTTPRequest) -> String {
+    guard let segments = request.segments, segments.count == 2 else { return "/" }
+    return "/lists/" + LivePage.pathSegment(segments[1])
   }
 
   /// The headers of the server's pages: HTML, checked again on each visit, and nothing

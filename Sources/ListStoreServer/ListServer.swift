@@ -27,6 +27,9 @@ public final class ListServer: @unchecked Sendable {
     public var limits = ServerLimits()
     /// The certificate and key to serve HTTPS with; `nil` serves plain HTTP.
     public var tls: TLSFiles?
+    /// Whether the live page's cookie is marked `Secure` also without ``tls``: for a
+    /// server behind a proxy that ends HTTPS (`--secure-cookies`).
+    public var secureCookies = false
 
     /// The contract's defaults: loopback, port 8040, no tokens.
     public init() {}

@@ -38,6 +38,41 @@ enum LivePage {
         """)
   }
 
+  /// The page for a link that carries a token and came from another site: the token is
+  /// not kept (another site must not choose which token this browser signs in with).
+  static func tokenFromElsewhere(path: String) -> String {
+    let link = "<a href=\"\(escaped(path))\">\(escaped(path))</a>"
+    return document(
+      title: "Sign in from this server — ListStore",
+      main: """
+        <h1>Sign in from here</h1>
+        <p>This address carries a token, and it was opened from another site. So that no
+        other site can sign this browser in with a token of its choosing, the token was not
+        kept.</p>
+        <p>To use it, paste the address with its <code>?access_token=</code> into the
+        address bar yourself; or open \(link) and follow the sign-in hint.</p>
+        """)
+  }
+
+  /// `name` as one segment of a path: everything but RFC 3986's unreserved characters
+  /// percent-encoded, and `.` too, so that `.` and `..` stay names.
+  static func pathSegment(_ name: String) -> String {
+    var encoded = ""
+    for byte in name.utf8 {
+      switch byte {
+      case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"),
+        UInt8(ascii: "~"):
+        encoded.unicodeScalars.append(Unicode.Scalar(byte))
+      default:
+        let hex = Array("0123456789ABCDEF".utf8)
+        encoded +=
+          "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 15)]], as: UTF8.self)
+      }
+    }
+    return encoded
+  }
+
   /// A page of the server: the styles and header of the live page around `main`, and
   /// `script` if any.
   /// - Parameters:

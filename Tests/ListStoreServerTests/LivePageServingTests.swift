@@ -103,4 +103,49 @@ import Testing
     #expect(needless.headers["content-type"] == "text/html; charset=utf-8")
     #expect(needless.body.contains("needs no token"))
   }
+
+  /// D11 and the landing's other attacks: its redirect stays on this server, a link from
+  /// another site does not choose the browser's token, and a server behind an HTTPS proxy
+  /// can mark the cookie Secure.
+  @Test func theTokenLandingStaysHereAndTakesNoTokenFromAnotherSite() throws {
+    let tokens = try Tokens(parsing: Self.readerAndWriter, file: "tokens")
+    let guarded = try TestServer(tokens: tokens)
+    defer { guarded.remove() }
+    let port = try #require(Int(guarded.url.split(separator: ":").last ?? ""))
+    func landing(_ target: String, _ headers: String = "") -> String {
+      guard let connection = try? RawConnection(port: port) else { return "" }
+      connection.send("GET \(target) HTTP/1.1\r\nHost: x\r\n\(headers)Connection: close\r\n\r\n")
+      return connection.readAll()
+    }
+    for target in ["//lists/demo", "//evil.example/lists/x", "/\\evil.example", "///lists/demo"] {
+      let answer = landing(target + "?access_token=reader")
+      let location = answer.split(separator: "\r\n").first { $0.hasPrefix("Location: ") }
+      // The page's own path, or no page (and so no redirect) at all.
+      #expect(
+        location == "Location: /lists/demo" || location == "Location: /"
+          || (location == nil && answer.hasPrefix("HTTP/1.1 404")), "\(target): \(answer)")
+    }
+    #expect(landing("/lists/a%20b?access_token=reader").contains("Location: /lists/a%20b\r\n"))
+    // From another site: 403, a page, no cookie.
+    for site in ["cross-site", "same-site"] {
+      let answer = landing("/lists/demo?access_token=reader", "Sec-Fetch-Site: \(site)\r\n")
+      #expect(answer.hasPrefix("HTTP/1.1 403"), "\(site): \(answer.prefix(200))")
+      #expect(!answer.contains("Set-Cookie"), "\(answer)")
+      #expect(answer.contains("paste the address"), "\(answer)")
+    }
+    // Typed, pasted or bookmarked (or a client that says nothing): kept.
+    let typed = landing("/lists/demo?access_token=reader", "Sec-Fetch-Site: none\r\n")
+    #expect(typed.hasPrefix("HTTP/1.1 303") && typed.contains("Set-Cookie: liststore_token=reader"))
+    #expect(!typed.contains("Secure"), "\(typed)")
+    // Behind an HTTPS proxy, with --secure-cookies.
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    try Data(Self.readerAndWriter.utf8).write(to: URL(fileURLWithPath: folder.file("tokens")))
+    let proxied = try ServerProcess(
+      location: folder.file("lists.sqlite"),
+      arguments: ["--tokens", folder.file("tokens"), "--secure-cookies"])
+    defer { proxied.stop() }
+    let cookie = try http("GET", proxied.base + "/lists/demo?access_token=reader")
+    #expect(cookie.headers["set-cookie"]?.hasSuffix("; Secure") == true, "\(cookie)")
+  }
 }

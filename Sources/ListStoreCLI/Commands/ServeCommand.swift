@@ -67,6 +67,9 @@ enum ServeCommand {
       OptionSpec(
         name: "max-body", valueName: "BYTES", help: "The largest request body (default 268435456)."),
       OptionSpec(
+        name: "secure-cookies", valueName: nil,
+        help: "Mark the live page's cookie Secure: for a server behind an HTTPS proxy."),
+      OptionSpec(
         name: "max-connections", valueName: "N",
         help: "The most connections open at once (default 4096, or what ulimit -n allows)."),
       OptionSpec(
@@ -124,6 +127,7 @@ enum ServeCommand {
           + "(or --no-auth to serve everyone)",
         command: ["serve"])
     }
+    configuration.secureCookies = invocation.flag("secure-cookies")
     switch (invocation.option("tls-cert"), invocation.option("tls-key")) {
     case (let certificate?, let key?):
       configuration.tls = TLSFiles(certificate: certificate, key: key)
