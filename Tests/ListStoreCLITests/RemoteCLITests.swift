@@ -210,3 +210,45 @@ import Testing
     #expect(inserted.reduce(0, +) == 6, "\(watch.lines)")
   }
 }
+
+/// An export over HTTP cut off midway says so, and fails: what it printed is not a list.
+@Suite struct CutExportTests {
+  @Test func anExportCutOffMidwayFailsAndSaysSo() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let database = folder.file("lists.sqlite")
+    expectSuccess(try liststore(["list", "create", "big"], database: database))
+    expectSuccess(try liststore(["section", "add", "big", "all"], database: database))
+    let value = String(repeating: "z", count: 200)
+    let lines = (0..<20_000).map { _ in #"{"op":"item add","section":0,"value":"\#(value)"}"# }
+    expectSuccess(
+      try liststore(
+        ["batch", "big", "--quiet"], database: database, input: lines.joined(separator: "\n")))
+    let server = try ServerProcess(location: database)
+    // The export's output goes to a pipe nobody reads yet: it stops once the pipe is
+    // full, with the server waiting for it, still far from the end of the list.
+    let export = Process()
+    export.executableURL = URL(fileURLWithPath: liststoreBinary)
+    export.arguments = ["--db", server.base, "export", "big"]
+    let out = Pipe()
+    let err = Pipe()
+    export.standardOutput = out
+    export.standardError = err
+    try export.run()
+    var first = Data()
+    while first.count < 1024 {
+      let piece = out.fileHandleForReading.availableData
+      if piece.isEmpty { break }
+      first += piece
+    }
+    #expect(first.count >= 1024)
+    kill(server.output.process.processIdentifier, SIGKILL)
+    server.output.process.waitUntilExit()
+    let rest = out.fileHandleForReading.readDataToEndOfFile()
+    export.waitUntilExit()
+    let message = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    #expect(export.terminationStatus == 1, "\(message)")
+    #expect(message.contains("was lost after") && message.contains("incomplete JSON"), "\(message)")
+    #expect(first.count + rest.count < 20_000 * value.count)
+  }
+}

@@ -151,10 +151,12 @@ enum RemoteCommands {
     // The last bytes, held back until the end shows where `,"seq"` starts.
     var tail: [UInt8] = []
     let holdBack = 64
+    var written = 0
     do {
       try context.remote().download(listPath(invocation)) { bytes in
         tail += bytes
         if tail.count > holdBack {
+          written += tail.count - holdBack
           let ready = tail.count - holdBack
           tail.withUnsafeBufferPointer {
             output.appendRaw(UnsafeBufferPointer(rebasing: $0[..<ready]))
@@ -163,6 +165,19 @@ enum RemoteCommands {
         }
       }
     } catch let error as ListStoreError {
+      if written > 0 {
+        // Part of the list is out already: say that it is cut short, not that nothing
+        // happened.
+        output.flush()
+        let cause: String
+        switch error {
+        case .connectionLost(let location): cause = "the connection to \(location) was lost"
+        default: cause = "\(error)"
+        }
+        throw CommandError(
+          "\(cause) after \(written) bytes of the list: what was printed is incomplete JSON; "
+            + "run the command again")
+      }
       if case .server(_, let message) = error { throw CommandError(message) }
       throw error
     }
