@@ -22,6 +22,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   let exchange: HTTPExchange
   let feed: ListFeed
   let kind: Kind
+  /// The token the stream was opened with (`nil` on a server without tokens).
+  let token: String?
   // The loop's thread only:
   private var started = false
   /// Whether a snapshot is being sent (changes wait meanwhile).
@@ -38,11 +40,25 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   /// The snapshot being sent.
   private var sender: SnapshotSender?
 
-  init(server: ListServer, exchange: HTTPExchange, feed: ListFeed, kind: Kind) {
+  init(server: ListServer, exchange: HTTPExchange, feed: ListFeed, kind: Kind, token: String?) {
     self.server = server
     self.exchange = exchange
     self.feed = feed
     self.kind = kind
+    self.token = token
+  }
+
+  /// Ends the stream because its token no longer covers its list (on the loop's thread).
+  func revoke() {
+    guard !ended else { return }
+    guard started else { return stop() }
+    switch kind {
+    case .events:
+      fail("the stream's token no longer covers this list", code: "unauthorized")
+    case .poll:
+      exchange.sendNow(.error(401, "unauthorized", "the token no longer covers this list"))
+      stop()
+    }
   }
 
   func feed(_ feed: ListFeed, sent change: ListFeed.Change) {

@@ -7,8 +7,26 @@ import ReactiveCore
 
 // Tokens, the page's cookie, and the live page's landing.
 extension ListServer {
-  func authorize(_ request: HTTPRequest) throws -> Tokens.Access {
-    guard let tokens = configuration.tokens else { return .write }
+  /// What the request's credentials may do: its bearer token, `?access_token=`, or the
+  /// live page's cookie (for a write, only with `X-Requested-With: liststore`).
+  /// - Throws: ``APIFailure`` 401 without a token the server knows, 403 for a cookie write
+  ///   without the header.
+  func authorize(_ request: HTTPRequest) throws -> Tokens.Grant {
+    guard let tokens = currentTokens else { return .everything }
+    let token = try credential(request)
+    guard let grant = tokens.grant(for: token) else {
+      throw APIFailure(
+        401, "unauthorized", "the token is not known to this server",
+        headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+    }
+    return grant
+  }
+
+  /// The token a request carries: its bearer token, `?access_token=`, or the live page's
+  /// cookie; `nil` on a server without tokens.
+  /// - Throws: ``APIFailure`` 401 when it carries none, 403 for a cookie write without
+  ///   `X-Requested-With: liststore`.
+  func credential(_ request: HTTPRequest) throws -> String {
     var token: String?
     if let header = request.headers["authorization"] {
       let parts = header.split(separator: " ", maxSplits: 1)
@@ -35,19 +53,42 @@ extension ListServer {
         401, "unauthorized", "this server needs a token: send 'Authorization: Bearer TOKEN'",
         headers: [("WWW-Authenticate", "Bearer")])
     }
-    guard let access = tokens.access(for: token) else {
-      throw APIFailure(
-        401, "unauthorized", "the token is not known to this server",
-        headers: [("WWW-Authenticate", "Bearer error=\"invalid_token\"")])
+    return token
+  }
+
+  /// Reads the tokens file again (on SIGHUP): new requests are authorized by it, and the
+  /// streams whose token no longer covers their list end with `event: error`.
+  /// - Parameter path: The tokens file.
+  /// - Throws: ``ServerError`` when the file cannot be read or holds a malformed line;
+  ///   the tokens in force stay then.
+  public func reloadTokens(from path: String) throws(ServerError) {
+    let fresh = try Tokens(contentsOf: path)
+    tokens.withLock { $0 = fresh }
+    http.loop.execute { [self] in
+      for stream in Array(streams.values) {
+        guard let token = stream.token else { continue }
+        if fresh.grant(for: token)?.mayRead(stream.feed.name) != true {
+          stream.revoke()
+        }
+      }
     }
-    return access
   }
 
   /// `GET /v1/permissions`: what the request's credentials may do, as one object — the
-  /// live page draws its controls by it. Tokens scoped to some lists will add fields; the
-  /// ones here keep their meaning.
-  static func permissions(_ access: Tokens.Access) -> HTTPResponse {
-    .json(200, "{\"read\":true,\"write\":\(access == .write)}")
+  /// live page draws its controls by it: `read` and `write` whether it may read or
+  /// write any list, `readLists` and `writeLists` which (`"*"` for every list).
+  static func permissions(_ grant: Tokens.Grant) -> HTTPResponse {
+    func lists(_ scope: Tokens.Scope) -> String {
+      switch scope {
+      case .all: return "\"*\""
+      case .lists(let names):
+        return "[" + names.sorted().map(JSONText.quote).joined(separator: ",") + "]"
+      }
+    }
+    return .json(
+      200,
+      "{\"read\":\(!grant.read.isEmpty),\"write\":\(!grant.write.isEmpty),"
+        + "\"readLists\":\(lists(grant.read)),\"writeLists\":\(lists(grant.write))}")
   }
 
   /// The token the live page keeps in its cookie.
@@ -78,9 +119,9 @@ extension ListServer {
     }
     if let token = request.query["access_token"] {
       // A person opened this address: the answer is a page that says what to do.
-      guard configuration.tokens?.access(for: token) != nil else {
+      guard currentTokens?.grant(for: token) != nil else {
         let page = LivePage.unknownToken(
-          path: landingPath(request), serverHasTokens: configuration.tokens != nil)
+          path: landingPath(request), serverHasTokens: currentTokens != nil)
         return HTTPResponse(
           status: 401,
           headers: Self.pageHeaders + [("WWW-Authenticate", "Bearer error=\"invalid_token\"")],
@@ -106,7 +147,9 @@ extension ListServer {
         ])
     }
     var status = 200
-    if let path = request.segments, path.count == 2, (try? authorize(request)) != nil {
+    if let path = request.segments, path.count == 2, let grant = try? authorize(request) {
+      // A list outside the token's scope is a missing one.
+      if !grant.mayRead(path[1]) { status = 404 }
       do {
         _ = try readers.withReader { try $0.listID(named: path[1]) }
       } catch ListStoreError.listNotFound {

@@ -58,11 +58,15 @@ extension ListServer {
   }
 
   /// `PATCH /v1/lists/NAME` with `{"name": NEW}`: renames the list.
-  func renameList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
+  func renameList(_ name: String, _ request: HTTPRequest, grant: Tokens.Grant) throws
+    -> HTTPResponse
+  {
     let body = try JSONBody(request)
     guard let newName = try body.text("name") else {
       throw APIFailure(400, "badRequest", "give the list's new \"name\"")
     }
+    // Both names must be in the token's write scope.
+    try Self.requireWrite(newName, grant)
     let list = try list(name)
     let seq = try written(request, list) { try repository.renameList(name, to: newName) }.seq
     // No list has the old name any more: its streams end as a deletion's do, and its feed

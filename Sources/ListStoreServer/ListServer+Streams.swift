@@ -79,7 +79,9 @@ extension ListServer {
     }
     let kind: ChangeStream.Kind =
       wantsEvents ? .events : .poll(deadline: .now + .milliseconds(Int(wait * 1000)))
-    let stream = ChangeStream(server: self, exchange: exchange, feed: feed, kind: kind)
+    let token = currentTokens == nil ? nil : try credential(request)
+    let stream = ChangeStream(
+      server: self, exchange: exchange, feed: feed, kind: kind, token: token)
     let mustRefetch = APIFailure(
       409, "mustRefetch",
       "the changes after \(after ?? 0) are no longer retained: fetch the list again and follow it from its seq"

@@ -37,6 +37,9 @@ public final class ListServer: @unchecked Sendable {
 
   let repository: Repository
   let configuration: Configuration
+  /// The tokens now in force (`--tokens`, read again on SIGHUP by ``reloadTokens(_:)``).
+  var currentTokens: Tokens? { tokens.withLock { $0 } }
+  let tokens: Locked<Tokens?>
   /// Connections of the server's own for reads that must not wait behind writes.
   let readers: ReaderPool
   /// Streams ended because their client read too slowly.
@@ -71,6 +74,7 @@ public final class ListServer: @unchecked Sendable {
     self.repository = repository
     self.configuration = configuration
     readers = ReaderPool(source: repository)
+    tokens = Locked(configuration.tokens)
     // The server's handler reaches this object once it is made.
     let router = self.router
     var limits = configuration.limits
@@ -146,127 +150,6 @@ public final class ListServer: @unchecked Sendable {
     }
   }
 
-  /// Answers `request`, or returns `nil` when it became a stream or a held long poll.
-  func route(_ request: HTTPRequest, _ exchange: HTTPExchange) throws -> HTTPResponse? {
-    guard let path = request.segments else {
-      throw APIFailure(400, "badRequest", "the path is not valid percent-encoded UTF-8")
-    }
-    if path == ["healthz"] { return health() }
-    if path.isEmpty || (path.count == 2 && path[0] == "lists") {
-      return try livePage(request)
-    }
-    if path.first != "v1" && path != ["metrics"] {
-      throw APIFailure(404, "notFound", "no such resource: \(request.path)")
-    }
-    let access = try authorize(request)
-    if path == ["metrics"] { return try metrics(request) }
-    let method = request.method == "HEAD" ? "GET" : request.method
-    func needsWrite() throws {
-      guard access == .write else {
-        throw APIFailure(403, "forbidden", "this token may read but not write")
-      }
-    }
-    let rest = Array(path.dropFirst())
-    /// The `*` segments of `pattern` when `rest` matches it.
-    func match(_ pattern: String...) -> [String]? {
-      guard rest.count == pattern.count else { return nil }
-      var captured: [String] = []
-      for (segment, expected) in zip(rest, pattern) {
-        if expected == "*" {
-          captured.append(segment)
-        } else if segment != expected {
-          return nil
-        }
-      }
-      return captured
-    }
-    if match("permissions") != nil {
-      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
-      return Self.permissions(access)
-    }
-    if match("lists") != nil {
-      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
-      let lists = try readers.withReader { try $0.lists() }
-      return .json(200, "{\"lists\":" + Rendering.json(lists: lists) + "}")
-    }
-    if let name = match("lists", "*")?[0] {
-      switch method {
-      case "GET":
-        return try snapshot(name, request, exchange)
-      case "PUT":
-        try needsWrite()
-        return try createList(name, request)
-      case "DELETE":
-        try needsWrite()
-        let list = try list(name)
-        _ = try written(request, list) { try repository.deleteList(name) }
-        return HTTPResponse(status: 204)
-      case "PATCH":
-        try needsWrite()
-        return try renameList(name, request)
-      default: throw Self.notAllowed(request, allow: "GET, PUT, PATCH, DELETE")
-      }
-    }
-    if let name = match("lists", "*", "batch")?[0] {
-      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
-      try needsWrite()
-      return try batch(name, request)
-    }
-    if let name = match("lists", "*", "contents")?[0] {
-      guard method == "PUT" else { throw Self.notAllowed(request, allow: "PUT") }
-      try needsWrite()
-      return try replaceContents(name, request)
-    }
-    if let name = match("lists", "*", "changes")?[0] {
-      guard method == "GET" else { throw Self.notAllowed(request, allow: "GET") }
-      return try changes(name, request, exchange)
-    }
-    if let name = match("lists", "*", "sections")?[0] {
-      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
-      try needsWrite()
-      return try addSection(name, request)
-    }
-    if let name = match("lists", "*", "items")?[0] {
-      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
-      try needsWrite()
-      return try addItem(name, section: nil, request)
-    }
-    if let captured = match("lists", "*", "sections", "*", "items") {
-      guard method == "POST" else { throw Self.notAllowed(request, allow: "POST") }
-      try needsWrite()
-      return try addItem(captured[0], section: try id(captured[1], "section"), request)
-    }
-    if let captured = match("lists", "*", "items", "*") {
-      let id = try id(captured[1], "item")
-      switch method {
-      case "PATCH":
-        try needsWrite()
-        return try changeItem(captured[0], id: id, request)
-      case "DELETE":
-        try needsWrite()
-        let list = try list(captured[0])
-        let seq = try written(request, list) { try list.removeItem(id: id) }.seq
-        return .json(200, "{\"seq\":\(seq)}")
-      default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
-      }
-    }
-    if let captured = match("lists", "*", "sections", "*") {
-      let id = try id(captured[1], "section")
-      switch method {
-      case "PATCH":
-        try needsWrite()
-        return try changeSection(captured[0], id: id, request)
-      case "DELETE":
-        try needsWrite()
-        let list = try list(captured[0])
-        let seq = try written(request, list) { try list.removeSection(id: id) }.seq
-        return .json(200, "{\"seq\":\(seq)}")
-      default: throw Self.notAllowed(request, allow: "PATCH, DELETE")
-      }
-    }
-    throw APIFailure(404, "notFound", "no such resource: \(request.path)")
-  }
-
   static func notAllowed(_ request: HTTPRequest, allow: String) -> APIFailure {
     APIFailure(
       405, "methodNotAllowed", "\(request.method) is not allowed on \(request.path); use \(allow)",
@@ -292,12 +175,22 @@ extension ListServer {
     let request = HTTPRequest(
       method: head.method, path: path, query: query, headers: headers, body: [])
     do {
-      let access = try authorize(request)
-      if access == .read && head.method != "GET" && head.method != "HEAD" {
-        return .refuse(.error(403, "forbidden", "this token may read but not write"))
+      let grant = try authorize(request)
+      // What the route would refuse for the token's scope, refused before the body.
+      let segments = request.segments ?? []
+      if segments.first == "v1",
+        let route = Self.routes.first(where: { $0.match(Array(segments.dropFirst())) != nil }),
+        let captured = route.match(Array(segments.dropFirst())),
+        let entry = route.methods.first(where: {
+          $0.method == (head.method == "HEAD" ? "GET" : head.method)
+        })
+      {
+        try Self.check(entry.need, name: captured.first ?? "", grant: grant)
       }
     } catch let failure as APIFailure {
       return .refuse(failure.response)
+    } catch let error as ListStoreError {
+      return .refuse(Self.response(for: error))
     } catch {
       return .refuse(.error(500, "internal", "\(error)"))
     }

@@ -48,8 +48,15 @@ extension LivePage {
       if (typeof before === "string") return text;
       try { return JSON.parse(text); } catch (_) { return text; }
     }
-    // Whether the credentials may change lists: else the page draws no control that would.
-    function canWrite() { return state.permissions.write === true; }
+    // Whether the credentials may change the list shown (or, on the lists page, make
+    // lists): else the page draws no control that would. `writeLists` is "*" or the
+    // names a token limited to some lists may write.
+    function canWrite(name) {
+      const lists = state.permissions.writeLists;
+      if (state.permissions.write !== true) return false;
+      const list = name === undefined ? state.name : name;
+      return lists === undefined || lists === "*" || list == null || lists.includes(list);
+    }
     // A number of things, singular for one: "1 item", "2 items".
     function counted(number, noun) { return number + " " + noun + (number === 1 ? "" : "s"); }
     """#

@@ -15,14 +15,14 @@ import Testing
     let everyone = try http("GET", open.url + "/v1/permissions")
     #expect(everyone.status == 200)
     #expect(everyone.headers["content-type"]?.hasPrefix("application/json") == true)
-    #expect(everyone.body == "{\"read\":true,\"write\":true}")
+    #expect(everyone.body == #"{"read":true,"write":true,"readLists":"*","writeLists":"*"}"#)
     #expect(try http("POST", open.url + "/v1/permissions", body: "{}").status == 405)
 
     let guarded = try TestServer(tokens: try .init(parsing: Self.readerAndWriter, file: "tokens"))
     defer { guarded.remove() }
     let url = guarded.url + "/v1/permissions"
-    let readOnly = "{\"read\":true,\"write\":false}"
-    let readWrite = "{\"read\":true,\"write\":true}"
+    let readOnly = #"{"read":true,"write":false,"readLists":"*","writeLists":[]}"#
+    let readWrite = #"{"read":true,"write":true,"readLists":"*","writeLists":"*"}"#
     let cases: [(query: String, headers: [String: String], body: String?)] = [
       ("", [:], nil),
       ("", ["Authorization": "Bearer nope"], nil),

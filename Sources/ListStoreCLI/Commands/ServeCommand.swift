@@ -19,7 +19,9 @@ enum ServeCommand {
       stops cleanly on Ctrl-C or SIGTERM (writes under way finish, streams are closed,
       exit 0). Listening on an address other than loopback needs --tokens, or --no-auth
       to serve everyone on purpose. The tokens file has one 'TOKEN read' or 'TOKEN write'
-      a line; requests send 'Authorization: Bearer TOKEN' (or ?access_token=TOKEN). Needs
+      a line, optionally limited to some lists ('TOKEN read groceries,todo'; outside its
+      scope a list is a missing one); requests send 'Authorization: Bearer TOKEN' (or
+      ?access_token=TOKEN); SIGHUP reads the file again. Needs
       libevent (Debian's libevent-2.1-7), and for HTTPS its OpenSSL part
       (libevent-openssl-2.1-7).
 
@@ -55,7 +57,8 @@ enum ServeCommand {
         name: "listen", valueName: "HOST:PORT",
         help: "Where to listen (default 127.0.0.1:8040; port 0 picks a free one)."),
       OptionSpec(
-        name: "tokens", valueName: "FILE", help: "Bearer tokens, one 'TOKEN read|write' a line."),
+        name: "tokens", valueName: "FILE",
+        help: "Bearer tokens, one 'TOKEN read|write [LISTS]' a line."),
       OptionSpec(
         name: "no-auth", valueName: nil,
         help: "Serve everyone without tokens, also on an address other than loopback."),
@@ -146,6 +149,20 @@ enum ServeCommand {
         + (configuration.tokens == nil ? "" : " (open it once with ?access_token=TOKEN)"))
     context.out.flush()
     let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { server.stop() }
+    // SIGHUP reads the tokens file again.
+    let tokensFile = invocation.option("tokens")
+    let reload = SignalWatcher(signals: [SIGHUP]) {
+      guard let tokensFile else { return }
+      let line: String
+      do {
+        try server.reloadTokens(from: tokensFile)
+        line = "liststore serve: read \(tokensFile) again\n"
+      } catch {
+        line = "liststore serve: \(error); the tokens in force stay\n"
+      }
+      _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+    }
+    defer { reload.cancel() }
     server.run()
     signals.cancel()
     repository.stopObserving()

@@ -54,6 +54,30 @@ extension LivePageTests {
     #expect(try page.evaluate("document.querySelectorAll('li button').length") as? Int == 12)
   }
 
+  /// A token limited to some lists: controls on the lists it may write only, and no page
+  /// at all for a list outside its scope.
+  @Test func aScopedTokenHasControlsOnlyOnTheListsItMayWrite() throws {
+    let server = try TestServer(
+      tokens: try .init(parsing: "scoped read private\nscoped write mine", file: "t"))
+    defer { server.remove() }
+    for name in ["private", "mine", "other"] {
+      expectSuccess(try liststore(["demo", "--list", name], database: server.databasePath))
+    }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    try page.open(server.url + "/lists/private?access_token=scoped")
+    try page.waitFor("\(Self.shownValues) === '[\"Paris\",\"Berlin\",\"Copenhagen\"]'")
+    #expect(try page.evaluate(Self.controls) as? Int == 0)
+    try page.open(server.url + "/lists/mine")
+    try page.waitFor("\(Self.shownValues) === '[\"Paris\",\"Berlin\",\"Copenhagen\"]'")
+    #expect(try page.evaluate("document.querySelectorAll('main form').length") as? Int == 2)
+    // The lists page lists the two it may read, not the third.
+    try page.open(server.url + "/")
+    try page.waitFor("document.body.innerText.includes('mine — 1 section, 3 items')")
+    #expect(try page.evaluate("document.body.innerText.includes('other')") as? Bool == false)
+  }
+
   @Test func anUnknownTokenInTheAddressGetsAPageSayingWhatToDo() throws {
     let server = try startGuarded()
     defer { server.remove() }
