@@ -100,7 +100,8 @@ let package = Package(
     // `liststore serve`: the HTTP API and change streams over libevent's evhttp.
     .target(
       name: "ListStoreServer",
-      dependencies: ["CLibEvent", "ListStore", "ListStoreFormats", "Observable2D", "ReactiveCore"]),
+      dependencies: ["CLibEvent", "ListStore", "ListStoreFormats", "Observable2D", "ReactiveCore"],
+      plugins: ["EmbedOpenAPI"]),
     // The command table, argument parser, help and rendering of `liststore`.
     .target(
       name: "ListStoreCLI",
@@ -116,6 +117,13 @@ let package = Package(
       name: "EmbedMigrations",
       capability: .buildTool(),
       dependencies: ["migration-embedder"]
+    ),
+    // Build-time: turns docs/openapi.json into Swift source compiled into ListStoreServer.
+    .executableTarget(name: "document-embedder", path: "Plugins/DocumentEmbedder"),
+    .plugin(
+      name: "EmbedOpenAPI",
+      capability: .buildTool(),
+      dependencies: ["document-embedder"]
     ),
 
     // Workloads the reliability tests run in processes of their own, to kill or race them.
@@ -135,7 +143,7 @@ let package = Package(
       name: "TestSupport",
       dependencies: [
         "ListStore", "ListStorePostgreSQL", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
-        "Observable2D", "ListStoreTesting",
+        "Observable2D", "ListStoreTesting", "ListStoreFormats",
       ],
       path: "Tests/TestSupport"
     ),

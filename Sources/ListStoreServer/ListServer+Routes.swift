@@ -8,6 +8,8 @@ import ListStoreFormats
 struct Route: Sendable {
   /// What a request must be allowed to do.
   enum Need: Sendable, Equatable {
+    /// Nothing: anyone may ask (the API's description).
+    case nothing
     /// A token the server knows (any, when it has tokens).
     case token
     /// Reading the list of the path (outside its read scope, the list is missing: 404).
@@ -59,6 +61,18 @@ struct Route: Sendable {
 extension ListServer {
   /// The API's routes, in the order they are tried.
   static let routes: [Route] = [
+    Route(
+      pattern: ["openapi.json"],
+      methods: [
+        (
+          "GET", .nothing,
+          { _, _ in
+            HTTPResponse(
+              status: 200, headers: [("Content-Type", "application/json; charset=utf-8")],
+              body: Array(OpenAPIDocument.text.utf8))
+          }
+        )
+      ]),
     Route(
       pattern: ["permissions"],
       methods: [("GET", .token, { _, call in ListServer.permissions(call.grant) })]),
@@ -204,11 +218,10 @@ extension ListServer {
     let rest = Array(path.dropFirst())
     for route in Self.routes {
       guard let captured = route.match(rest) else { continue }
-      let grant = try authorize(request)
       let method = request.method == "HEAD" ? "GET" : request.method
-      guard let entry = route.methods.first(where: { $0.method == method }) else {
-        throw Self.notAllowed(request, allow: route.allow)
-      }
+      let entry = route.methods.first(where: { $0.method == method })
+      let grant = entry?.need == .nothing ? .everything : try authorize(request)
+      guard let entry else { throw Self.notAllowed(request, allow: route.allow) }
       let call = Route.Call(request: request, exchange: exchange, captured: captured, grant: grant)
       try Self.check(entry.need, name: call.name, grant: grant)
       return try entry.handle(self, call)
@@ -221,7 +234,7 @@ extension ListServer {
   /// missing one.
   static func check(_ need: Route.Need, name: String, grant: Tokens.Grant) throws {
     switch need {
-    case .token:
+    case .nothing, .token:
       return
     case .read:
       guard grant.mayRead(name) else { throw ListStoreError.listNotFound(name: name) }

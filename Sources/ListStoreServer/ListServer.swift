@@ -175,15 +175,18 @@ extension ListServer {
     let request = HTTPRequest(
       method: head.method, path: path, query: query, headers: headers, body: [])
     do {
-      let grant = try authorize(request)
       // What the route would refuse for the token's scope, refused before the body.
       let segments = request.segments ?? []
-      if segments.first == "v1",
-        let route = Self.routes.first(where: { $0.match(Array(segments.dropFirst())) != nil }),
-        let captured = route.match(Array(segments.dropFirst())),
-        let entry = route.methods.first(where: {
-          $0.method == (head.method == "HEAD" ? "GET" : head.method)
-        })
+      let route =
+        segments.first == "v1"
+        ? Self.routes.first(where: { $0.match(Array(segments.dropFirst())) != nil }) : nil
+      let entry = route?.methods.first(where: {
+        $0.method == (head.method == "HEAD" ? "GET" : head.method)
+      })
+      if entry?.need == .nothing { return .admit(maxBody: configuration.limits.maxBody) }
+      let grant = try authorize(request)
+      if segments.first == "v1", let route, let entry,
+        let captured = route.match(Array(segments.dropFirst()))
       {
         try Self.check(entry.need, name: captured.first ?? "", grant: grant)
       }

@@ -10,6 +10,7 @@ import Testing
 @Suite(.serialized) struct ScopedTokenTests {
   /// What each route of the table requires: one row per route and method.
   static let expected: [String: Route.Need] = [
+    "GET openapi.json": .nothing,
     "GET permissions": .token,
     "GET lists": .token,
     "GET lists/*": .read,
@@ -65,10 +66,12 @@ import Testing
       "ALL": (nil, nil), "READALL": (nil, []), "RG": (["groceries"], []),
       "WG": (["groceries"], ["groceries"]), "RGWT": (["groceries", "todo"], ["todo"]),
     ]
+    if need == .nothing { return .allowed }
     guard let token, let grant = grants[token] else { return .unauthorized }
     let mayRead = grant.read.map { $0.contains(list) } ?? true
     let mayWrite = grant.write.map { $0.contains(list) } ?? true
     switch need {
+    case .nothing: return .allowed
     case .token: return .allowed
     case .read: return mayRead ? .allowed : .missing
     case .write: return !mayRead ? .missing : mayWrite ? .allowed : .forbidden

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// `liststore serve` in a process of its own, on a free loopback port.
 public final class ServerProcess: @unchecked Sendable {
@@ -115,7 +116,17 @@ public func http(
     parsed[line[..<colon].lowercased()] = line[line.index(after: colon)...]
       .trimmingCharacters(in: .whitespaces)
   }
-  return HTTPResult(status: status, headers: parsed, body: String(text[end.upperBound...]))
+  let answer = HTTPResult(status: status, headers: parsed, body: String(text[end.upperBound...]))
+  // Every answer of the tests' requests fits the API's description.
+  if let components = URLComponents(string: url) {
+    let problems = OpenAPIValidator.problems(
+      method: method, path: components.percentEncodedPath, status: status,
+      contentType: parsed["content-type"], body: Array(answer.body.utf8))
+    for problem in problems {
+      Issue.record(Comment(rawValue: "docs/openapi.json: \(problem)"))
+    }
+  }
+  return answer
 }
 
 /// A server-sent event.
