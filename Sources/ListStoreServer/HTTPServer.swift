@@ -45,8 +45,9 @@ final class HTTPServer: @unchecked Sendable {
 
   /// What ``admit`` decides about a head.
   enum Admission {
-    /// Read the body, up to `maxBody` bytes, and hand the request over.
-    case admit(maxBody: Int)
+    /// Read the body, up to `maxBody` bytes, and hand the request over; the connection is
+    /// then counted as `holder`'s (``HTTPConnection/Holder``).
+    case admit(maxBody: Int, holder: HTTPConnection.Holder = .nobody)
     /// Answer this without reading the body, and close.
     case refuse(HTTPResponse)
   }
@@ -210,6 +211,36 @@ final class HTTPServer: @unchecked Sendable {
   /// A connection is gone (from the connection).
   func forget(_ connection: HTTPConnection) {
     connections[ObjectIdentifier(connection)] = nil
+  }
+
+  // MARK: - Who holds what
+
+  /// Open connections by the token of their latest request (loop's thread).
+  private(set) var connectionsByToken: [String: Int] = [:]
+  /// Open streams and held long polls by token (loop's thread).
+  private(set) var streamsByToken: [String: Int] = [:]
+  /// Open streams and held long polls, with a token or not (loop's thread).
+  private(set) var streamCount = 0
+
+  /// A connection's holder changed, from `old` to `new` (from the connection).
+  func recount(from old: HTTPConnection.Holder, to new: HTTPConnection.Holder) {
+    func add(_ count: inout [String: Int], _ token: String?, _ delta: Int) {
+      guard let token else { return }
+      let value = count[token, default: 0] + delta
+      count[token] = value > 0 ? value : nil
+    }
+    if old.token != new.token {
+      add(&connectionsByToken, old.token, -1)
+      add(&connectionsByToken, new.token, 1)
+    }
+    if old.stream {
+      streamCount -= 1
+      add(&streamsByToken, old.token, -1)
+    }
+    if new.stream {
+      streamCount += 1
+      add(&streamsByToken, new.token, 1)
+    }
   }
 
   private static func listen(host: String, port: Int) throws(ServerError) -> Int32 {

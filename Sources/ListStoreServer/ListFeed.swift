@@ -218,6 +218,15 @@ public struct ServerLimits: Sendable {
   /// The most connections open at once; the server lowers it to what its descriptor
   /// limit allows, keeping 64 spare.
   public var maxConnections = 4096
+  /// The most change streams and long polls open at once (`--max-streams`); more get 503.
+  public var maxStreams = 4096
+  /// The most connections whose latest request carried one token
+  /// (`--max-connections-per-token`); more get 429. A server without tokens has only its
+  /// own limits.
+  public var maxConnectionsPerToken = 256
+  /// The most change streams and long polls one token holds open at once
+  /// (`--max-streams-per-token`); more get 429.
+  public var maxStreamsPerToken = 128
 
   /// The defaults of the HTTP contract.
   public init() {}

@@ -84,8 +84,8 @@ public final class ListServer: @unchecked Sendable {
     ) { request, exchange in
       router.withLock { $0 }?.accept(request, exchange)
     }
-    http.admit = { head, _ in
-      router.withLock { $0 }?.admit(head)
+    http.admit = { head, connection in
+      router.withLock { $0 }?.admit(head, holder: connection.holder)
         ?? .refuse(.error(503, "stopping", "the server is stopping; try again shortly"))
     }
     router.withLock { $0 = self }
@@ -159,9 +159,11 @@ public final class ListServer: @unchecked Sendable {
 
 extension ListServer {
   /// Decides on a request's head before its body is read (on the loop's thread): a
-  /// request to the API without a token the server knows, or a read token that would
-  /// write, is answered at once — without buffering its body, or waiting behind writes.
-  func admit(_ head: RequestHead) -> HTTPServer.Admission {
+  /// request to the API without a token the server knows, a read token that would
+  /// write, or one over the limits of streams and connections, is answered at once —
+  /// without buffering its body, or waiting behind writes. `holder` is whose the
+  /// connection has been so far.
+  func admit(_ head: RequestHead, holder: HTTPConnection.Holder) -> HTTPServer.Admission {
     if stopping.withLock({ $0 }) {
       return .refuse(.error(503, "stopping", "the server is stopping; try again shortly"))
     }
@@ -190,6 +192,11 @@ extension ListServer {
       {
         try Self.check(entry.need, name: captured.first ?? "", grant: grant)
       }
+      let next = HTTPConnection.Holder(
+        token: currentTokens == nil ? nil : try credential(request),
+        stream: head.method == "GET" && route?.pattern == ["lists", "*", "changes"])
+      try checkLimits(next, over: holder)
+      return .admit(maxBody: configuration.limits.maxBody, holder: next)
     } catch let failure as APIFailure {
       return .refuse(failure.response)
     } catch let error as ListStoreError {
@@ -197,7 +204,39 @@ extension ListServer {
     } catch {
       return .refuse(.error(500, "internal", "\(error)"))
     }
-    return .admit(maxBody: configuration.limits.maxBody)
+  }
+
+  /// Refuses a request that would take its token, or the server, over its limits of
+  /// connections and streams: the connection held so far by `current` would become
+  /// `next`'s (loop's thread).
+  /// - Throws: ``APIFailure`` 429 over a token's limits, 503 over the server's.
+  func checkLimits(_ next: HTTPConnection.Holder, over current: HTTPConnection.Holder) throws {
+    let limits = configuration.limits
+    let retry = [("Retry-After", "1")]
+    if let token = next.token, token != current.token,
+      http.connectionsByToken[token, default: 0] >= limits.maxConnectionsPerToken
+    {
+      throw APIFailure(
+        429, "tooManyConnections",
+        "this token already holds \(limits.maxConnectionsPerToken) connections, the most one "
+          + "token may (serve --max-connections-per-token): close some, or reuse them",
+        headers: retry)
+    }
+    guard next.stream else { return }
+    if let token = next.token, http.streamsByToken[token, default: 0] >= limits.maxStreamsPerToken {
+      throw APIFailure(
+        429, "tooManyStreams",
+        "this token already holds \(limits.maxStreamsPerToken) change streams and long polls "
+          + "open, the most one token may (serve --max-streams-per-token): end one first",
+        headers: retry)
+    }
+    if http.streamCount >= limits.maxStreams {
+      throw APIFailure(
+        503, "tooManyStreams",
+        "the server holds \(limits.maxStreams) change streams and long polls, its most "
+          + "(serve --max-streams); try again shortly",
+        headers: retry)
+    }
   }
 
   /// How many connections the process's descriptor limit allows, keeping 64 spare for

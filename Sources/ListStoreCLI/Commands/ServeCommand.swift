@@ -76,6 +76,15 @@ enum ServeCommand {
         name: "max-connections", valueName: "N",
         help: "The most connections open at once (default 4096, or what ulimit -n allows)."),
       OptionSpec(
+        name: "max-streams", valueName: "N",
+        help: "The most change streams and long polls open at once (default 4096)."),
+      OptionSpec(
+        name: "max-connections-per-token", valueName: "N",
+        help: "The most connections one token's requests hold (default 256)."),
+      OptionSpec(
+        name: "max-streams-per-token", valueName: "N",
+        help: "The most change streams and long polls one token holds (default 128)."),
+      OptionSpec(
         name: "head-timeout", valueName: "SECONDS",
         help: "How long a request's head may take from its first byte (default 10)."),
       OptionSpec(
@@ -107,7 +116,9 @@ enum ServeCommand {
       configuration.limits.maxBody = bytes
     }
     for (option, limit) in [
-      ("max-connections", \ServerLimits.maxConnections), ("head-timeout", \.headSeconds),
+      ("max-connections", \ServerLimits.maxConnections), ("max-streams", \.maxStreams),
+      ("max-connections-per-token", \.maxConnectionsPerToken),
+      ("max-streams-per-token", \.maxStreamsPerToken), ("head-timeout", \.headSeconds),
       ("idle-timeout", \.idleSeconds),
     ] {
       guard let text = invocation.option(option) else { continue }

@@ -53,8 +53,20 @@ final class HTTPConnection {
   var currentHead: RequestHead? { head }
   /// The exchange the handler answers through, while it lasts.
   private(set) var exchange: HTTPExchange?
-  /// The token the last request carried, for the server's per-token counts.
-  var token: String?
+  /// Whose the connection is, for the server's counts of connections and streams per
+  /// token.
+  struct Holder: Equatable {
+    /// The token of the connection's latest request, if it had one.
+    var token: String?
+    /// Whether its request is a stream or a long poll, until it is answered.
+    var stream: Bool
+    /// A connection that has carried no token.
+    static let nobody = Holder(token: nil, stream: false)
+  }
+  /// Whose the connection is now.
+  private(set) var holder = Holder.nobody {
+    didSet { if holder != oldValue { server.recount(from: oldValue, to: holder) } }
+  }
   /// Runs once the connection is gone (for shutting down).
   var onClosed: (() -> Void)?
   /// Whether the client shut down its sending side (the answer is still sent).
@@ -108,6 +120,10 @@ final class HTTPConnection {
   private func enter(_ next: Phase) {
     phase = next
     phaseSince = .now
+    switch next {
+    case .idle, .closing, .closed: holder.stream = false
+    default: break
+    }
     let limits = server.limits
     switch next {
     case .idle: setDeadline(seconds: limits.idleSeconds)
@@ -242,7 +258,8 @@ final class HTTPConnection {
       // The body, if any, is never read: the connection closes after the answer.
       write(response, for: head, closing: true)
       return false
-    case .admit(let maxBody):
+    case .admit(let maxBody, let holder):
+      self.holder = holder
       body = []
       switch head.framing {
       case .none:
@@ -534,6 +551,7 @@ final class HTTPConnection {
     }
     ev.bufferevent_setcb(bufferevent, nil, nil, nil, nil)
     ev.bufferevent_free(bufferevent)
+    holder = .nobody
     let exchange = self.exchange
     self.exchange = nil
     exchange?.clientLeft()
