@@ -12,23 +12,13 @@
 
 struct event_base;
 struct event;
-struct evhttp;
-struct evhttp_request;
-struct evhttp_connection;
-struct evhttp_bound_socket;
 struct evbuffer;
 struct bufferevent;
-struct evkeyvalq;
 struct ssl_st;
 struct ssl_ctx_st;
 
 typedef int evutil_socket_t;
 typedef void (*liststore_event_callback)(evutil_socket_t, short, void *_Nullable);
-typedef void (*liststore_evhttp_callback)(struct evhttp_request *_Nonnull, void *_Nullable);
-typedef void (*liststore_evhttp_close_callback)(struct evhttp_connection *_Nonnull,
-                                                void *_Nullable);
-typedef struct bufferevent *_Nullable (*liststore_evhttp_bevcb)(struct event_base *_Nonnull,
-                                                                void *_Nullable);
 typedef void (*liststore_bufferevent_data_cb)(struct bufferevent *_Nonnull, void *_Nullable);
 typedef void (*liststore_bufferevent_event_cb)(struct bufferevent *_Nonnull, short,
                                                void *_Nullable);
@@ -56,79 +46,28 @@ int event_add(struct event *_Nonnull, const struct timeval *_Nullable);
 int event_del(struct event *_Nonnull);
 void event_free(struct event *_Nonnull);
 
-struct evhttp *_Nullable evhttp_new(struct event_base *_Nonnull);
-void evhttp_free(struct evhttp *_Nonnull);
-struct evhttp_bound_socket *_Nullable evhttp_accept_socket_with_handle(struct evhttp *_Nonnull,
-                                                                      evutil_socket_t);
-void evhttp_set_gencb(struct evhttp *_Nonnull, liststore_evhttp_callback _Nonnull,
-                      void *_Nullable);
-void evhttp_set_bevcb(struct evhttp *_Nonnull, liststore_evhttp_bevcb _Nonnull, void *_Nullable);
-void evhttp_set_max_body_size(struct evhttp *_Nonnull, ssize_t);
-void evhttp_set_max_headers_size(struct evhttp *_Nonnull, ssize_t);
-void evhttp_set_timeout(struct evhttp *_Nonnull, int);
-void evhttp_set_allowed_methods(struct evhttp *_Nonnull, uint16_t);
-
-int evhttp_request_get_command(const struct evhttp_request *_Nonnull);
-const char *_Nullable evhttp_request_get_uri(const struct evhttp_request *_Nonnull);
-struct evkeyvalq *_Nonnull evhttp_request_get_input_headers(struct evhttp_request *_Nonnull);
-struct evkeyvalq *_Nonnull evhttp_request_get_output_headers(struct evhttp_request *_Nonnull);
-struct evbuffer *_Nonnull evhttp_request_get_input_buffer(struct evhttp_request *_Nonnull);
-struct evhttp_connection *_Nullable evhttp_request_get_connection(
-    struct evhttp_request *_Nonnull);
-const char *_Nullable evhttp_find_header(const struct evkeyvalq *_Nonnull,
-                                         const char *_Nonnull);
-int evhttp_add_header(struct evkeyvalq *_Nonnull, const char *_Nonnull, const char *_Nonnull);
-void evhttp_send_reply(struct evhttp_request *_Nonnull, int, const char *_Nonnull,
-                       struct evbuffer *_Nullable);
-void evhttp_send_reply_start(struct evhttp_request *_Nonnull, int, const char *_Nonnull);
-void evhttp_send_reply_chunk(struct evhttp_request *_Nonnull, struct evbuffer *_Nonnull);
-void evhttp_send_reply_end(struct evhttp_request *_Nonnull);
-void evhttp_connection_set_timeout(struct evhttp_connection *_Nonnull, int);
-void evhttp_connection_set_closecb(struct evhttp_connection *_Nonnull,
-                                   liststore_evhttp_close_callback _Nullable, void *_Nullable);
-struct bufferevent *_Nullable evhttp_connection_get_bufferevent(
-    struct evhttp_connection *_Nonnull);
-void evhttp_connection_get_peer(struct evhttp_connection *_Nonnull, char *_Nullable *_Nonnull,
-                                uint16_t *_Nonnull);
-
 struct bufferevent *_Nullable bufferevent_socket_new(struct event_base *_Nonnull,
                                                      evutil_socket_t, int);
 void bufferevent_setcb(struct bufferevent *_Nonnull, liststore_bufferevent_data_cb _Nullable,
                        liststore_bufferevent_data_cb _Nullable,
                        liststore_bufferevent_event_cb _Nullable, void *_Nullable);
-int bufferevent_disable(struct bufferevent *_Nonnull, short);
 void bufferevent_free(struct bufferevent *_Nonnull);
 void bufferevent_setwatermark(struct bufferevent *_Nonnull, short, size_t, size_t);
 struct evbuffer *_Nullable bufferevent_get_input(struct bufferevent *_Nonnull);
 struct evbuffer *_Nullable bufferevent_get_output(struct bufferevent *_Nonnull);
-evutil_socket_t bufferevent_getfd(struct bufferevent *_Nonnull);
 int bufferevent_write(struct bufferevent *_Nonnull, const void *_Nonnull, size_t);
 int bufferevent_enable(struct bufferevent *_Nonnull, short);
-struct evbuffer *_Nullable evbuffer_new(void);
-void evbuffer_free(struct evbuffer *_Nonnull);
-int evbuffer_add(struct evbuffer *_Nonnull, const void *_Nonnull, size_t);
 size_t evbuffer_get_length(const struct evbuffer *_Nonnull);
 int evbuffer_remove(struct evbuffer *_Nonnull, void *_Nonnull, size_t);
 int evbuffer_drain(struct evbuffer *_Nonnull, size_t);
 
 // The functions ListStoreServer calls from libevent-2.1.so.7, each named once.
-#define LISTSTORE_LIBEVENT_FUNCTIONS(X)                                                     \
-  X(event_base_new) X(event_base_free) X(event_base_dispatch) X(event_base_loopbreak)       \
-  X(event_new) X(event_add) X(event_del) X(event_free) X(evhttp_new) X(evhttp_free)         \
-  X(evhttp_accept_socket_with_handle) X(evhttp_set_gencb) X(evhttp_set_bevcb)               \
-  X(evhttp_set_max_body_size) X(evhttp_set_max_headers_size) X(evhttp_set_timeout)         \
-  X(evhttp_set_allowed_methods) X(evhttp_request_get_command) X(evhttp_request_get_uri)     \
-  X(evhttp_request_get_input_headers) X(evhttp_request_get_output_headers)                  \
-  X(evhttp_request_get_input_buffer) X(evhttp_request_get_connection) X(evhttp_find_header) \
-  X(evhttp_add_header) X(evhttp_send_reply) X(evhttp_send_reply_start)                      \
-  X(evhttp_send_reply_chunk) X(evhttp_send_reply_end) X(evhttp_connection_set_closecb)      \
-  X(evhttp_connection_set_timeout)                                                          \
-  X(evhttp_connection_get_bufferevent) X(evhttp_connection_get_peer)                        \
-  X(bufferevent_get_output) X(bufferevent_getfd) X(bufferevent_write) X(bufferevent_enable)    \
-  X(bufferevent_socket_new) X(bufferevent_setcb) X(bufferevent_disable) X(bufferevent_free)  \
-  X(bufferevent_setwatermark) X(bufferevent_get_input)                                        \
-  X(evbuffer_new) X(evbuffer_free) X(evbuffer_add)                \
-  X(evbuffer_get_length) X(evbuffer_remove) X(evbuffer_drain)
+#define LISTSTORE_LIBEVENT_FUNCTIONS(X) \
+  X(event_base_new) X(event_base_free) X(event_base_dispatch) X(event_base_loopbreak) \
+  X(event_new) X(event_add) X(event_del) X(event_free) X(bufferevent_socket_new) \
+  X(bufferevent_setcb) X(bufferevent_free) X(bufferevent_setwatermark) \
+  X(bufferevent_get_input) X(bufferevent_get_output) X(bufferevent_write) \
+  X(bufferevent_enable) X(evbuffer_get_length) X(evbuffer_remove) X(evbuffer_drain)
 
 #define LISTSTORE_LIBEVENT_FIELD(name) __typeof__(name) *_Nonnull name;
 /// Pointers to the libevent functions ListStoreServer calls, typed from the
