@@ -59,6 +59,8 @@ struct CommandError: Error, CustomStringConvertible {
 final class Context {
   let environment: [String: String]
   let databasePath: String
+  /// Whether the location came from `--db` (else from `LISTSTORE_DB` or the default).
+  let databasePathGiven: Bool
   /// Whether the command may create the database when it is missing.
   let databaseUse: DatabaseUse
   let out: Output
@@ -74,6 +76,7 @@ final class Context {
   ) {
     self.environment = environment
     self.databasePath = databasePath ?? Repository.defaultPath(environment: environment)
+    databasePathGiven = databasePath != nil
     self.databaseUse = databaseUse
     self.out = out
     self.err = err
@@ -118,6 +121,10 @@ final class Context {
   /// `LISTSTORE_PROGRESS_DELAY`, `LISTSTORE_MAX_PAGE_COUNT`) before a command runs, so
   /// that a mistyped one is an error rather than silently the default.
   func checkEnvironment() throws {
+    if let problem = Repository.locationProblem(databasePath) {
+      let source = databasePathGiven ? "--db" : "LISTSTORE_DB"
+      throw UsageError(message: "\(source): \(problem)", command: nil)
+    }
     _ = try seconds("LISTSTORE_BUSY_TIMEOUT", default: 10, upTo: 1_000_000)
     _ = try progressDelay()
     _ = try maximumPageCount()

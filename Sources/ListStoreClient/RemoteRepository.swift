@@ -48,6 +48,15 @@ public final class RemoteRepository: Sendable {
       trimmed.removeLast(3)
       while trimmed.hasSuffix("/") { trimmed.removeLast() }
     }
+    // The address of a list or of a route, pasted from a page or a `curl` line.
+    let afterScheme = trimmed.split(separator: "/", omittingEmptySubsequences: false).dropFirst(3)
+    if afterScheme.contains(where: { $0 == "v1" || $0 == "lists" }) {
+      let server = trimmed.split(separator: "/", omittingEmptySubsequences: false).prefix(3)
+        .joined(separator: "/")
+      throw .notSupported(
+        "\(url) is the address of a list or a route; give the server's own address, "
+          + "like \(server)")
+    }
     location = trimmed
     self.token = token.flatMap { $0.isEmpty ? nil : $0 }
     self.certificateAuthorities = certificateAuthorities

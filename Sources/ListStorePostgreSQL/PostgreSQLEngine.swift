@@ -127,6 +127,14 @@ struct PostgreSQLEngine: StorageEngine {
       .filter { !$0.isEmpty }.joined(separator: " ")
     switch error.kind {
     case .serverUnreachable: return .serverUnreachable(location: location, reason: reason)
+    case .authenticationFailed
+    where reason.contains("role \"") && reason.contains("does not exist"):
+      // No password is involved: the user the location names (or the login's) is not one.
+      return .server(
+        location: location,
+        message:
+          "\(reason); create that role first (as the postgres user: createuser --superuser "
+          + "NAME), or name a user that exists in the location (postgresql://USER@HOST/DATABASE)")
     case .authenticationFailed: return .authenticationFailed(location: location)
     case .databaseMissing:
       return .server(

@@ -55,11 +55,13 @@ extension Repository {
   ///   - readOnly: Never write.
   ///   - createIfMissing: Whether a missing file (or empty database) may be set up.
   /// - Returns: The repository.
-  /// - Throws: ``ListStoreError``.
+  /// - Throws: ``ListStoreError``; ``ListStoreError/notSupported(_:)`` for a location that
+  ///   looks like an address of a kind ListStore does not take (``locationProblem(_:)``).
   public static func open(
     _ location: String, busyTimeout: Duration = .seconds(10), readOnly: Bool = false,
     createIfMissing: Bool = true
   ) throws(ListStoreError) -> Repository {
+    if let problem = locationProblem(location) { throw .notSupported(problem) }
     if isPostgreSQLLocation(location) {
       return try Repository(
         url: location, busyTimeout: busyTimeout, readOnly: readOnly,

@@ -256,8 +256,9 @@ extension ListServer {
       throw APIFailure(
         403, "forbidden",
         grant.write.isEmpty
-          ? "this token may read but not write"
-          : "this token may not make or change a list named \(quoted(name))")
+          ? "this token may read but not write: writing needs a token of a 'TOKEN write' line"
+          : "this token may not make or change a list named \(quoted(name)): its 'write' line "
+            + "in the tokens file does not name it")
     }
   }
 }

@@ -38,10 +38,17 @@ extension LivePage {
         let message = response.status + " " + response.statusText;
         try { message = (await response.json()).error || message; } catch (_) {}
         setStatus(message, true);
-        throw new Error(message);
+        const error = new Error(message);
+        error.shown = true;
+        throw error;
       }
       return response.status === 204 ? null : response.json();
     }
+    // A failed request that a form or a button made ends its handler: the page has shown
+    // why, so the browser need not report it again.
+    window.addEventListener("unhandledrejection", event => {
+      if (event.reason && event.reason.shown) event.preventDefault();
+    });
     // A stored value as people read it: a string as it is, anything else as JSON.
     function display(value) { return typeof value === "string" ? value : JSON.stringify(value); }
     function parsed(text, before) {

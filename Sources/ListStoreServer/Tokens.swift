@@ -120,7 +120,10 @@ public struct Tokens: Sendable, Equatable {
   /// - Throws: ``ServerError`` when it cannot be read, or holds a malformed line.
   public init(contentsOf path: String) throws(ServerError) {
     guard let data = FileManager.default.contents(atPath: path) else {
-      throw ServerError("cannot read the tokens file \(path)")
+      let reason =
+        !FileManager.default.fileExists(atPath: path)
+        ? "there is no such file" : "it is not a file this process may read"
+      throw ServerError("cannot read the tokens file \(path): \(reason)")
     }
     try self.init(parsing: String(decoding: data, as: UTF8.self), file: path)
   }

@@ -178,6 +178,7 @@ import Testing
     (["SHOW", "x"], "did you mean 'show'?"),
     (["show", "x", "--JSON"], "did you mean '--json'?"),
     (["import", "x", "--silent"], "did you mean '--quiet'?"),
+    (["serve", "--port", "8042"], "did you mean '--listen'?"),
     (["item"], "item needs a subcommand"),
     (["show"], "missing LIST"),
     (["item", "add", "l", "0"], "missing VALUE"),

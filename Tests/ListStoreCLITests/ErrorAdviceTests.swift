@@ -1,4 +1,5 @@
 import Foundation
+import ListStore
 import TestSupport
 import Testing
 
@@ -47,6 +48,60 @@ import Testing
       expectSuccess(shown)
       #expect(shown.stdout.contains("Copenhagen"), "\(suffix): \(shown)")
     }
+  }
+
+  /// A mistyped address is refused, saying what to write, rather than made into a new
+  /// database in a folder of its name.
+  @Test func aMistypedAddressIsRefusedAndNothingIsMade() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let cases = [
+      ("postgresql:/lists", "postgresql://"), ("postgres:/lists", "postgres://"),
+      ("mysql://x/y", "mysql"), ("https//localhost:8041", "https://"),
+      ("localhost:8041", "write http://localhost:8041"),
+      ("[::1]:8041/v1", "write http://[::1]:8041"),
+    ]
+    for (location, advice) in cases {
+      for (arguments, environment) in [
+        (["--db", location, "demo"], [String: String]()),
+        (["list", "create", "x"], ["LISTSTORE_DB": location]),
+      ] {
+        let result = try run(
+          liststoreBinary, arguments, environment: environment, workingDirectory: folder.path)
+        #expect(result.status == 64, "\(location): \(result)")
+        for text in [advice, environment.isEmpty ? "--db" : "LISTSTORE_DB", "./\(location)"] {
+          #expect(result.stderr.contains(text), "\(location): \(result.stderr)")
+        }
+      }
+    }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [])
+    // A file of such a name, asked for as one, is one.
+    let file = try run(
+      liststoreBinary, ["--db", "./odd:1", "demo"], workingDirectory: folder.path)
+    expectSuccess(file)
+    #expect(FileManager.default.fileExists(atPath: folder.file("odd:1")))
+    for location in ["host=/tmp dbname=x", "lists.sqlite", "/tmp/a:b/lists.sqlite"] {
+      #expect(Repository.locationProblem(location) == nil, "\(location)")
+    }
+  }
+
+  /// The address of a list, pasted as the server's, says which the server's is.
+  @Test func aListsAddressAsTheServersSaysWhichIsTheServers() throws {
+    let served = try Served()
+    defer { served.remove() }
+    for path in ["/v1/lists/demo", "/lists/demo"] {
+      let shown = try liststore(
+        ["--token", "READER", "show", "demo"], database: served.server.base + path)
+      expectFailure(shown, containing: "the address of a list", "like \(served.server.base)")
+    }
+  }
+
+  @Test func aMissingTokensFileIsSaidToBeMissing() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let result = try liststore(
+      ["serve", "--tokens", folder.file("nosuch.txt")], database: folder.file("lists.sqlite"))
+    expectFailure(result, containing: "nosuch.txt", "there is no such file")
   }
 
   @Test func aPortInUseNamesListenAndTheOtherServer() throws {

@@ -181,6 +181,10 @@ import Testing
       expectSuccess(viaCommand)
       #expect(viaCommand.stdout == viaOption.stdout, "help \(words)")
     }
+    // `help help` is help itself.
+    let helpHelp = try liststore(["help", "help"], database: nil)
+    expectSuccess(helpHelp)
+    #expect(helpHelp.stdout == (try liststore(["--help"], database: nil)).stdout)
     let unknown = try liststore(["help", "shwo"], database: nil)
     #expect(unknown.status == 64)
     #expect(unknown.stderr.contains("did you mean 'show'?"))

@@ -99,6 +99,21 @@ import Testing
     #expect(try exists.int64(row: 0, column: 0) == 0)
   }
 
+  /// A role that does not exist is not a password problem: the sentence says to create it.
+  @Test func aMissingRoleIsSaidSoWithHowToMakeIt() throws {
+    let server = try TestPostgresServer.shared()
+    let database = try TestDatabase.make(on: server)
+    defer { database.remove() }
+    let name = try #require(database.name)
+    let role = server.uniqueName("nobody")
+    let location = server.connectionString(database: name, user: role)
+    for command in Self.commands {
+      let result = try liststore(command, database: location)
+      expectFailure(result, containing: "role \"\(role)\" does not exist", "createuser")
+      #expect(!result.stderr.contains("password"), "\(result)")
+    }
+  }
+
   @Test func aNewerSchemaIsRefusedAndLeftAlone() throws {
     let database = try freshDatabase()
     defer { database.remove() }

@@ -12,9 +12,10 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   case listExists(name: String)
   /// A list name was empty (or only white space).
   case emptyName
-  /// A list name held a character a name may not: a control character (NUL, a line
-  /// break, a tab…) or one that turns the direction of the text (U+202A–U+202E,
-  /// U+2066–U+2069).
+  /// A new list's name held a character a name may not — a control character (NUL, a
+  /// line break, a tab…) or one that turns the direction of the text (U+202A–U+202E,
+  /// U+2066–U+2069) — began or ended with white space, or had more than
+  /// ``maximumListNameLength`` characters.
   case invalidName(String)
   /// A section index is outside `0..<count`.
   case sectionOutOfRange(index: Int, count: Int)
@@ -97,8 +98,15 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
     case .emptyName:
       "a list name cannot be empty"
     case .invalidName(let name):
-      "the list name \(quoted(name)) holds a control character or one that turns the text's "
-        + "direction; a name is text on one line, without either"
+      if name.count > maximumListNameLength {
+        "a list name has at most \(maximumListNameLength) characters; this one has \(name.count)"
+      } else if name.first?.isWhitespace == true || name.last?.isWhitespace == true {
+        "the list name \(quoted(name)) begins or ends with white space, which no one would "
+          + "see; write it without"
+      } else {
+        "the list name \(quoted(name)) holds a control character or one that turns the "
+          + "text's direction; a name is text on one line, without either"
+      }
     case .sectionOutOfRange(let index, let count):
       "section \(index) does not exist: the list has \(count) section\(count == 1 ? "" : "s")"
         + (count > 0 ? " (0…\(count - 1))" : "")
@@ -184,13 +192,22 @@ public enum ListStoreError: Error, Sendable, Equatable, CustomStringConvertible 
   }
 }
 
-/// Checks a name for a list: not empty, and without control characters (C0, DEL, C1) or
-/// characters that turn the direction of the text (U+202A–U+202E, U+2066–U+2069), which
-/// would make one name look like another in a terminal or a page.
+/// The most characters a new list's name has.
+public let maximumListNameLength = 128
+
+/// Checks a name for a new list: not empty, at most ``maximumListNameLength`` characters,
+/// without white space at either end, control characters (C0, DEL, C1) or characters
+/// that turn the direction of the text (U+202A–U+202E, U+2066–U+2069), which would make
+/// one name look like another in a terminal or a page.
 /// - Parameter name: The name.
 /// - Throws: ``ListStoreError/emptyName``, ``ListStoreError/invalidName(_:)``.
 package func checkListName(_ name: String) throws(ListStoreError) {
   guard !name.allSatisfy(\.isWhitespace) else { throw .emptyName }
+  if name.count > maximumListNameLength || name.first?.isWhitespace == true
+    || name.last?.isWhitespace == true
+  {
+    throw .invalidName(name)
+  }
   for scalar in name.unicodeScalars {
     switch scalar.value {
     case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069:

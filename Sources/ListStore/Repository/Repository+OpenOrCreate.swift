@@ -23,9 +23,10 @@ extension Repository {
     _ name: String, metadata: Metadata.Type, item: Item.Type, createIfMissing: Bool
   ) throws(ListStoreError) -> StoredList<Metadata, Item> {
     guard createIfMissing else { return try list(name, metadata: metadata, item: item) }
-    try checkListName(name)
     let id = try write { db in
       if let id = try db.scalarInt64("SELECT id FROM lists WHERE name = ?", name) { return id }
+      // A list that exists opens whatever its name; a new one's name is checked.
+      try checkListName(name)
       return try RowStore.insertList(named: name, db: db)
     }
     return StoredList(repository: self, id: id, name: name)

@@ -128,7 +128,7 @@ public enum ListStoreCommand {
   }
 
   static let overview = """
-    liststore — sectioned lists in SQLite that programs can watch.
+    liststore — sectioned lists in SQLite or PostgreSQL that programs can watch.
 
     A list holds ordered sections (a header and a footer) of ordered items (a string
     or any JSON value). Items are addressed as SECTION:ROW, both zero-based, or by id

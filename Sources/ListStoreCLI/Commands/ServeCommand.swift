@@ -46,7 +46,7 @@ enum ServeCommand {
         GET    /v1/lists/NAME/changes            its changes: server-sent events (Accept:
                                                  text/event-stream; resumed by Last-Event-ID),
                                                  or a long poll with ?after=SEQ
-        GET    /v1/permissions                   what the credentials may do: {"read","write"}
+        GET    /v1/permissions                   what the credentials may do, and on which lists
         GET    /healthz, /metrics                health (no token), Prometheus metrics
         GET    /, /lists/NAME                    the live page, for a browser
 

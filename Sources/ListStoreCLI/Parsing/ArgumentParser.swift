@@ -288,6 +288,8 @@ struct ArgumentParser {
     if rest.first == "help", !commands.contains(where: { $0.path.first == "help" }) {
       rest.removeFirst()
       wantsHelp = true
+      // `help help` is help itself.
+      while rest.first == "help" { rest.removeFirst() }
     }
 
     // Resolve the command: the longest declared path that prefixes the words.
@@ -338,7 +340,12 @@ struct ArgumentParser {
       else {
         let known = command.options.map { "--" + $0.name }
         let option = word.split(separator: "=").first.map(String.init) ?? word
-        let hint = suggestion(option, among: known, prefix: "")
+        var hint = suggestion(option, among: known, prefix: "")
+        // Options other tools have for what an option of another name does here.
+        let elsewhere = ["--port": "--listen", "--host": "--listen", "--bind": "--listen"]
+        if hint.isEmpty, let meant = elsewhere[option], known.contains(meant) {
+          hint = "; did you mean '\(meant)'?"
+        }
         throw UsageError(
           message: "unknown option \(option) for '\(command.name)'"
             + (hint.isEmpty ? " (put -- before values that start with -)" : hint),

@@ -27,6 +27,31 @@ extension LivePageTests {
       try page.evaluate("document.getElementById('status').textContent") as? String == "2 lists")
   }
 
+  /// A name that is taken: the page says so, and the browser reports no error of its own
+  /// (the failed request's promise is the page's, handled).
+  @Test func aTakenNameIsSaidOnThePageAndNothingIsThrown() throws {
+    let server = try start()
+    defer { server.remove() }
+    let browser = try HeadlessBrowser()
+    defer { browser.close() }
+    let page = try browser.newPage()
+    browser.watch("Runtime.exceptionThrown")
+    try page.open(server.url + "/")
+    try page.waitFor("document.getElementById('new-list') !== null")
+    try page.evaluate(
+      "document.getElementById('new-list').value = 'groceries';"
+        + " document.querySelector('form').requestSubmit()")
+    try page.waitFor(
+      "document.getElementById('status').textContent.includes('already exists')")
+    // A turn of the page's event loop later, an unhandled rejection would have been
+    // reported.
+    try page.evaluate("new Promise(resolve => setTimeout(resolve, 0))")
+    let thrown = try? browser.nextEvent(
+      "Runtime.exceptionThrown", session: page.session, timeout: 0)
+    #expect(thrown == nil, "\(thrown ?? [:])")
+    #expect(try server.repository.lists().map(\.name) == ["groceries"])
+  }
+
   @Test func aListIsRenamedInPlaceAndThePageFollowsItsNewName() throws {
     let server = try start()
     defer { server.remove() }
