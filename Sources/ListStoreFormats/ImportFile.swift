@@ -119,8 +119,8 @@ package struct ImportFile {
     func id(_ node: JSONSyntax.Node, at place: String, seen: inout Set<Int64>, kind: String)
       throws(ListStoreError)
     {
-      guard case .number = node.kind, let id = Int64(node.text(in: bytes)) else {
-        throw mismatch(place, node, expected: "an integer id")
+      guard case .number = node.kind, let id = wholeNumber(node.text(in: bytes)), id > 0 else {
+        throw mismatch(place, node, expected: "an integer id (1 or more)")
       }
       guard seen.insert(id).inserted else {
         throw failure(place, "repeats \(kind) id \(id); ids in a file must be unique")

@@ -122,8 +122,10 @@ package struct ImportReader {
 
   /// An integer id whose first token was just read.
   private func id(_ token: JSONStream.Token, at place: String) throws -> Int64 {
-    guard token == .number, let id = Int64(String(decoding: stream.scalar, as: UTF8.self)) else {
-      throw mismatch(place, token, expected: "an integer id")
+    guard token == .number, let id = wholeNumber(String(decoding: stream.scalar, as: UTF8.self)),
+      id > 0
+    else {
+      throw mismatch(place, token, expected: "an integer id (1 or more)")
     }
     return id
   }
@@ -286,12 +288,14 @@ package struct ImportReader {
 
   /// ``id(_:at:)`` for a token read earlier, whose text was `text`.
   private func id(_ token: JSONStream.Token, text: [UInt8], at place: String) throws -> Int64 {
-    guard token == .number, let id = Int64(String(decoding: text, as: UTF8.self)) else {
+    guard token == .number, let id = wholeNumber(String(decoding: text, as: UTF8.self)), id > 0
+    else {
       let described =
         token == .number
         ? "the number \(String(decoding: text, as: UTF8.self))"
         : token == .literal ? String(decoding: text, as: UTF8.self) : self.kind(token)
-      throw ShapeError(place: place, message: "expected an integer id; got \(described)")
+      throw ShapeError(
+        place: place, message: "expected an integer id (1 or more); got \(described)")
     }
     return id
   }

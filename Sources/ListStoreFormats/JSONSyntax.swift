@@ -406,3 +406,16 @@ extension String {
     hasPrefix("'") && hasSuffix("'") && count >= 2 ? String(dropFirst().dropLast()) : self
   }
 }
+
+/// The whole number a JSON number's text stands for: `42`, and also `42.0` or `4.2e1`
+/// (JSON Schema's integers, as generators and other languages write them) up to 2^53,
+/// where a double is still exact; `nil` for a fraction or a number out of range.
+/// - Parameter text: A JSON number's text.
+/// - Returns: The number.
+package func wholeNumber(_ text: some StringProtocol) -> Int64? {
+  if let value = Int64(text) { return value }
+  guard text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }),
+    let double = Double(text), double.rounded() == double, abs(double) <= 9_007_199_254_740_992
+  else { return nil }
+  return Int64(double)
+}

@@ -64,7 +64,9 @@ extension ListOperation {
     }
     func section(_ key: String) throws(OperationError) -> SectionAddress? {
       guard let node = members[key] else { return nil }
-      if case .number = node.kind, let index = Int(node.text(in: bytes)), index >= 0 {
+      if case .number = node.kind, let whole = wholeNumber(node.text(in: bytes)), whole >= 0,
+        let index = Int(exactly: whole)
+      {
         return .index(index)
       }
       if let text = node.string(in: bytes), let id = parseRowID(text) { return .id(id) }
@@ -86,7 +88,9 @@ extension ListOperation {
     }
     func index(_ key: String) throws(OperationError) -> Int? {
       guard let node = members[key] else { return nil }
-      guard case .number = node.kind, let index = Int(node.text(in: bytes)), index >= 0 else {
+      guard case .number = node.kind, let whole = wholeNumber(node.text(in: bytes)), whole >= 0,
+        let index = Int(exactly: whole)
+      else {
         throw fail("\(quoted(key)) must be a zero-based index; got \(node.text(in: bytes))")
       }
       return index

@@ -110,6 +110,8 @@ extension ListServer {
     do {
       existing = try list(name)
     } catch ListStoreError.listNotFound {
+      // A name no list could have is refused as such, whatever the request's condition.
+      try checkListName(name)
       if try Self.ifMatch(request) != nil {
         throw APIFailure(412, "preconditionFailed", "there is no list named \(quoted(name))")
       }

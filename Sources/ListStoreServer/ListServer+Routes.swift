@@ -201,6 +201,11 @@ extension ListServer {
     guard let path = request.segments else {
       throw APIFailure(400, "badRequest", "the path is not valid percent-encoded UTF-8")
     }
+    if path == ["healthz"] || path == ["metrics"], request.method != "GET",
+      request.method != "HEAD"
+    {
+      throw Self.notAllowed(request, allow: "GET")
+    }
     if path == ["healthz"] { return health() }
     if path.isEmpty || (path.count == 2 && path[0] == "lists") {
       return try livePage(request)

@@ -61,12 +61,13 @@ extension ListServer {
   func renameList(_ name: String, _ request: HTTPRequest, grant: Tokens.Grant) throws
     -> HTTPResponse
   {
-    let body = try JSONBody(request)
+    let body = try JSONBody(request, keys: ["name"])
     guard let newName = try body.text("name") else {
       throw APIFailure(400, "badRequest", "give the list's new \"name\"")
     }
     // Both names must be in the token's write scope.
     try Self.requireWrite(newName, grant)
+    try checkListName(newName)
     let list = try list(name)
     let seq = try written(request, list) { try repository.renameList(name, to: newName) }.seq
     // No list has the old name any more: its streams end as a deletion's do, and its feed
@@ -88,7 +89,7 @@ extension ListServer {
   }
 
   func addSection(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
-    let body = try JSONBody(request)
+    let body = try JSONBody(request, keys: ["header", "footer", "metadata"])
     let metadata = try body.metadata()
     let list = try list(name)
     let placement = try Placement(request.query)
@@ -108,7 +109,7 @@ extension ListServer {
   func addItem(_ name: String, section: Int64?, _ request: HTTPRequest) throws
     -> HTTPResponse
   {
-    let body = try JSONBody(request)
+    let body = try JSONBody(request, keys: ["value"])
     let value = try body.required("value")
     let list = try list(name)
     let placement = try Placement(request.query)
@@ -133,7 +134,7 @@ extension ListServer {
   }
 
   func changeItem(_ name: String, id: Int64, _ request: HTTPRequest) throws -> HTTPResponse {
-    let body = try JSONBody(request)
+    let body = try JSONBody(request, keys: ["value", "section", "at", "before", "after"])
     let value = body.optional("value")
     let move = try body.move()
     guard value != nil || move != nil else {
@@ -168,7 +169,8 @@ extension ListServer {
   func changeSection(_ name: String, id: Int64, _ request: HTTPRequest) throws
     -> HTTPResponse
   {
-    let body = try JSONBody(request)
+    let body = try JSONBody(
+      request, keys: ["header", "footer", "metadata", "at", "before", "after"])
     let metadata = body.hasMetadata ? try body.metadata() : nil
     let placement = try Placement(body: body)
     guard metadata != nil || placement != .end else {

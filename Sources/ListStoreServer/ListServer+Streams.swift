@@ -50,7 +50,9 @@ extension ListServer {
         ])
     }
     var after: Int64?
-    if let text = request.query["after"] ?? request.headers["last-event-id"] {
+    // An empty Last-Event-ID is none (a stream that has seen no event with an id).
+    let lastEventID = request.headers["last-event-id"].flatMap { $0.isEmpty ? nil : $0 }
+    if let text = request.query["after"] ?? lastEventID {
       guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
         throw APIFailure(400, "badRequest", "after=\(text) must be a seq: a whole number from 0")
       }

@@ -6,7 +6,9 @@ struct JSONBody {
   let bytes: [UInt8]
   private var members: [String: JSONSyntax.Node] = [:]
 
-  init(_ request: HTTPRequest) throws {
+  /// Parses the body, refusing keys other than `keys` (a misspelt one would otherwise be
+  /// ignored without a word).
+  init(_ request: HTTPRequest, keys: [String]) throws {
     try requireJSON(request)
     bytes = request.body
     if bytes.isEmpty { return }
@@ -22,7 +24,17 @@ struct JSONBody {
       throw APIFailure(
         400, "badRequest", "the body must be a JSON object, not \(root.kindDescription(in: bytes))")
     }
-    for (key, value) in pairs { members[key] = value }
+    for (key, value) in pairs {
+      guard keys.contains(key) else {
+        let hint = suggestion(for: key, among: keys, prefix: "", usingSynonyms: false)
+        throw APIFailure(
+          400, "badRequest",
+          "unknown key \(quoted(key)) in the body"
+            + (hint.isEmpty
+              ? "; it takes " + keys.map { "\"\($0)\"" }.joined(separator: ", ") : hint))
+      }
+      members[key] = value
+    }
   }
 
   /// A member's JSON text, compact, or `nil` when it is absent.
@@ -49,7 +61,7 @@ struct JSONBody {
   /// A whole number member; `nil` when absent.
   func integer(_ key: String) throws -> Int64? {
     guard let node = members[key] else { return nil }
-    guard case .number = node.kind, let value = Int64(node.text(in: bytes)) else {
+    guard case .number = node.kind, let value = wholeNumber(node.text(in: bytes)) else {
       throw APIFailure(400, "badRequest", "\"\(key)\" must be a whole number")
     }
     return value
@@ -61,9 +73,9 @@ struct JSONBody {
 
   /// A section's metadata: `{"metadata": any}`, or `{"header": "…", "footer": "…"|null}`.
   func metadata() throws -> RawJSON {
-    if let metadata = optional("metadata") { return metadata }
-    guard let header = members["header"], let text = header.string(in: bytes) else {
-      throw APIFailure(400, "badRequest", "a section needs \"header\" (a string) or \"metadata\"")
+    // Checked also beside "metadata", which they then give way to.
+    if let header = members["header"], header.string(in: bytes) == nil {
+      throw APIFailure(400, "badRequest", "\"header\" must be a string")
     }
     var footer: String?
     if let node = members["footer"] {
@@ -74,6 +86,10 @@ struct JSONBody {
         throw APIFailure(400, "badRequest", "\"footer\" must be a string or null")
       }
     }
+    if let metadata = optional("metadata") { return metadata }
+    guard let header = members["header"], let text = header.string(in: bytes) else {
+      throw APIFailure(400, "badRequest", "a section needs \"header\" (a string) or \"metadata\"")
+    }
     return Rendering.metadataJSON(header: text, footer: footer)
   }
 
@@ -81,6 +97,10 @@ struct JSONBody {
   /// `"after"` a neighbour (whose section it is; `"section"` may be given too).
   func move() throws -> (section: Int64?, placement: Placement)? {
     let section = try integer("section")
+    if let section, section <= 0 {
+      throw APIFailure(
+        400, "badRequest", "\"section\" must be a section's id: a positive whole number")
+    }
     let placement = try Placement(body: self)
     switch placement {
     case .before, .after:
@@ -135,11 +155,19 @@ enum Placement: Equatable {
         throw APIFailure(422, "unprocessable", "at=\(at) is out of range: use a zero-based index")
       }
       self = .at(Int(at))
-    case (nil, let before?, nil): self = .before(before)
-    case (nil, nil, let after?): self = .after(after)
+    case (nil, let before?, nil):
+      guard before > 0 else { throw Self.notAnID("before", before) }
+      self = .before(before)
+    case (nil, nil, let after?):
+      guard after > 0 else { throw Self.notAnID("after", after) }
+      self = .after(after)
     default:
       throw APIFailure(400, "badRequest", "give one of at, before and after")
     }
+  }
+
+  private static func notAnID(_ key: String, _ value: Int64) -> APIFailure {
+    APIFailure(400, "badRequest", "\(key)=\(value) must be an id: a positive whole number")
   }
 }
 
@@ -162,7 +190,7 @@ func requireJSON(_ request: HTTPRequest, alsoAccepting other: String? = nil) thr
 }
 
 /// Refuses a request that may carry a body but says neither its length nor that it is
-/// chunked: libevent reads such a request as one without a body, so a body sent that
+/// chunked: HTTP/1.1 reads such a request as one without a body, so a body sent that
 /// way would be read as the next request. The answer closes the connection.
 func requireLength(_ request: HTTPRequest) throws {
   guard request.body.isEmpty, request.headers["content-length"] == nil,

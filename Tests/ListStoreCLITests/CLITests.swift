@@ -430,7 +430,7 @@ import Testing
     ("{\"sections\":[{\"header\":5}]}", "sections[0].header: expected a string; got the number 5"),
     (
       "{\"sections\":[{\"header\":\"A\",\"items\":[{\"id\":\"one\",\"value\":1}]}]}",
-      "sections[0].items[0].id: expected an integer id; got a string"
+      "sections[0].items[0].id: expected an integer id (1 or more); got a string"
     ),
     ("{\"sections\":[{\"footer\":\"only\"}]}", "sections[0]: missing \"header\""),
     (

@@ -58,7 +58,7 @@ import Testing
     // Shapes: the place and what was expected.
     (
       #"{"sections":[{"header":"A"},{"header":"B"},{"header":"C","items":[0,1,2,3,4,{"id":1.5,"value":0}]}]}"#,
-      "sections[2].items[5].id: expected an integer id; got the number 1.5"
+      "sections[2].items[5].id: expected an integer id (1 or more); got the number 1.5"
     ),
     (#"{"sections":{"header":"A"}}"#, "sections: expected an array of sections; got an object"),
     (#"{"sections":["Fruit"]}"#, "sections[0]: expected a section: an object with \"header\""),

@@ -203,11 +203,14 @@ import Testing
     func text(_ length: Int) -> String {
       (0..<length).map { _ in pieces.randomElement(using: &random) ?? "" }.joined()
     }
-    // A name is one line without control characters; values and headers hold anything.
+    // A name is one line without control characters or white space at its end;
+    // values and headers hold anything.
     func oneLine(_ length: Int) -> String {
-      String(
+      var name = String(
         text(length).unicodeScalars.filter { !(0x00...0x1F ~= $0.value || 0x7F...0x9F ~= $0.value) }
           .map(Character.init))
+      while name.last?.isWhitespace == true { name.removeLast() }
+      return name
     }
     #expect(try liststore(["list", "create", "--", "a\tb"], database: db).status == 1)
     // Through the CLI.
