@@ -330,4 +330,54 @@ import Testing
     #expect(grown < 200 << 20, "the server grew by \(grown >> 20) MB for 32 clients")
     clients.removeAll()
   }
+
+  /// A 1,000,000-item list read through a client that takes 1 MB a second: the whole
+  /// list arrives, and the server holds a window of it, not the list.
+  @Test func aMillionItemListReadAtAMegabyteASecondCostsAWindow() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    let count = 1_000_000
+    do {
+      let repository = try database.openRepository()
+      let list = try repository.createList("big", metadata: String.self, item: Int.self)
+      try list.appendSection("all")
+      try list.appendItems(Array(0..<count), toSection: 0)
+    }
+    let server = try ServerProcess(location: database.location)
+    defer { #expect(server.stop() == 0) }
+    let pid = server.output.process.processIdentifier
+    #expect(try http("GET", server.base + "/healthz").status == 200)
+    let before = Self.peakBytes(of: pid)
+    // A receive buffer that holds what one read takes (Linux doubles the figure).
+    let reader = try RawConnection(port: server.port, receiveBuffer: 32768)
+    reader.send("GET /v1/lists/big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    // At most 50 KB every 50 ms: a megabyte a second.
+    let read = reader.readAll(atMost: 50_000, every: .milliseconds(50))
+    let grown = Self.peakBytes(of: pid) - before
+    let body = Array(read.utf8)
+    let marker = Array(#""value":"#.utf8)
+    var values = 0
+    var index = body.startIndex
+    while index + marker.count <= body.count {
+      if body[index] == marker[0] && body[index..<index + marker.count].elementsEqual(marker) {
+        values += 1
+        index += marker.count
+      } else {
+        index += 1
+      }
+    }
+    #expect(read.hasPrefix("HTTP/1.1 200"), "\(read.prefix(200))")
+    #expect(values == count, "\(values) items of \(count) in \(body.count) bytes")
+    #expect(read.hasSuffix("0\r\n\r\n"), "\(read.suffix(100).debugDescription)")
+    // About a window (1 MiB) and the reader's page cache, not the list (some 30 MB).
+    #expect(grown < 16 << 20, "the server's peak grew by \(grown >> 20) MB for one slow reader")
+    #expect(body.count > 24 << 20)
+  }
+
+  /// The peak resident memory of a process, in bytes.
+  static func peakBytes(of pid: Int32) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") } ?? ""
+    return (Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+  }
 }

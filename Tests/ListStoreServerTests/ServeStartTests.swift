@@ -36,4 +36,41 @@ import Testing
     #expect(lists.body == #"{"lists":[{"id":1,"name":"groceries","sections":0,"items":0}]}"#)
     expectSuccess(try liststore(["check"], database: database.location))
   }
+
+  /// serve raises its soft limit on open files to the hard one (the usual soft 1,024
+  /// would cap its connections), and refuses a --max-connections the hard limit cannot
+  /// hold rather than lowering it in silence.
+  @Test func serveRaisesItsOpenFileLimitAndRefusesConnectionsBeyondIt() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let db = folder.file("limits.sqlite")
+    let shell = ["/bin/sh", "-c"]
+    let server = try WatchProcess(
+      shell + [
+        "ulimit -S -n 300 && exec \"$0\" \"$@\"", liststoreBinary, "--db", db, "serve",
+        "--listen", "127.0.0.1:0",
+      ])
+    defer { server.stop() }
+    #expect(server.wait { lines, _ in !lines.isEmpty })
+    let limits = try String(
+      contentsOfFile: "/proc/\(server.process.processIdentifier)/limits", encoding: .utf8)
+    let fields = try #require(
+      limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }
+    )
+    .split(separator: " ")
+    #expect(fields.count == 6 && fields[3] == fields[4], "soft and hard: \(fields)")
+
+    let refused = try run(
+      "/bin/sh",
+      [
+        "-c", "ulimit -n 300 && exec \"$0\" \"$@\"", liststoreBinary, "--db", db, "serve",
+        "--listen", "127.0.0.1:0", "--max-connections", "1000",
+      ])
+    #expect(refused.status == 1)
+    #expect(
+      refused.stderr
+        == "error: --max-connections 1000 needs 1064 open files (64 kept spare) but this "
+        + "process may open 300 (ulimit -Hn): raise the hard limit, or ask for at most 236 "
+        + "connections\n")
+  }
 }

@@ -14,9 +14,19 @@ struct ServedDatabase {
   let child: Child
   let port: Int
 
-  init(cli: String, database: String) throws {
-    child = try Child.spawn(
-      cli, ["--db", database, "serve", "--listen", "127.0.0.1:0"], captureOutput: true)
+  /// Starts it with more `arguments` of `serve`; with a `descriptorLimit`, through a
+  /// shell that sets `ulimit -n` (soft and hard) and then becomes the server.
+  init(
+    cli: String, database: String, arguments: [String] = [], descriptorLimit: Int? = nil
+  ) throws {
+    let command = [cli, "--db", database, "serve", "--listen", "127.0.0.1:0"] + arguments
+    if let descriptorLimit {
+      child = try Child.spawn(
+        "/bin/sh", ["-c", "ulimit -n \(descriptorLimit) && exec \"$0\" \"$@\""] + command,
+        captureOutput: true)
+    } else {
+      child = try Child.spawn(cli, Array(command.dropFirst()), captureOutput: true)
+    }
     guard let output = child.output else { throw BenchError("serve: no output") }
     var line: [UInt8] = []
     var byte: UInt8 = 0
@@ -46,9 +56,16 @@ final class LoopbackConnection {
   /// A stream's unfinished line and the last event id it had (``readEvents(through:)``).
   private var partialLine: [UInt8] = []
   private var lastEventID: Int64 = -1
+  /// Header lines (each ending in CRLF) sent with every ``request(_:_:body:type:)``.
+  var headers = ""
 
-  init(port: Int) throws {
+  /// Connects; with `receiveBuffer`, a receive buffer that small (set before the
+  /// connect, so that the window the server sees is small too).
+  init(port: Int, receiveBuffer: Int32? = nil) throws {
     fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    if var receiveBuffer {
+      setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receiveBuffer, socklen_t(MemoryLayout<Int32>.size))
+    }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = UInt16(port).bigEndian
@@ -78,7 +95,7 @@ final class LoopbackConnection {
   func request(
     _ method: String, _ path: String, body: [UInt8] = [], type: String = "application/json"
   ) throws -> (status: Int, body: String) {
-    var head = "\(method) \(path) HTTP/1.1\r\nHost: bench\r\n"
+    var head = "\(method) \(path) HTTP/1.1\r\nHost: bench\r\n" + headers
     if !body.isEmpty || method != "GET" {
       head += "Content-Type: \(type)\r\nContent-Length: \(body.count)\r\n"
     }
@@ -111,6 +128,21 @@ final class LoopbackConnection {
     let body = String(decoding: buffer[(end + 4)..<(end + 4 + length)], as: UTF8.self)
     buffer.removeFirst(end + 4 + length)
     return (status, body)
+  }
+
+  /// Reads a server-sent event stream until its first `event: changes` is whole, and
+  /// returns that event's `data:` text.
+  func firstChangesData() throws -> String {
+    while true {
+      let text = String(decoding: buffer, as: UTF8.self)
+      if let event = text.range(of: "event: changes\n"),
+        let data = text[event.upperBound...].range(of: "data: "),
+        let end = text[data.upperBound...].firstIndex(of: "\n")
+      {
+        return String(text[data.upperBound..<end])
+      }
+      try fill()
+    }
   }
 
   /// Reads a server-sent event stream on the calling thread until it has had an event

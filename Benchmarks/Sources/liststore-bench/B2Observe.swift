@@ -399,7 +399,7 @@ enum ObserveBenchmark {
       try check(
         array.sections[section].items.id(at: row) == inserted,
         "B2: the array does not show the inserted item")
-      try timed(
+      _ = try timed(
         .move, measured: measured, { try list.moveItem(id: inserted, before: neighbor) },
         expect: { _, changeset in
           changeset.movedItems.first.map { $0.id == inserted && $0.from == at && $0.to == target }

@@ -34,11 +34,13 @@ enum Main {
     ("B15", ObserverMemoryBenchmark.run),
     ("B16", ServerLatencyBenchmark.run),
     ("B17", ServerFanOutBenchmark.run),
+    ("B17B", ManyStreamsBenchmark.run),
     ("B18", ServerBatchBenchmark.run),
     ("B19", DerivedBenchmark.run),
     ("B20", RemoteWatchBenchmark.run),
     ("B21", ResynchroniseBenchmark.run),
     ("B22", BatchByIndexBenchmark.run),
+    ("B27", AttackedHealthBenchmark.run),
   ]
 
   static func main(_ arguments: [String]) -> Int32 {
@@ -53,6 +55,9 @@ enum Main {
         return 0
       case "--pg-writer":
         try PostgresCrossProcessBenchmark.writerMain(Array(arguments.dropFirst()))
+        return 0
+      case "--fanout-floor":
+        try FanOutFloor.main(Array(arguments.dropFirst()))
         return 0
       case "--b15-observer":
         try ObserverMemoryBenchmark.observerMain(Array(arguments.dropFirst()))

@@ -75,7 +75,9 @@ enum ServeCommand {
         help: "Mark the live page's cookie Secure: for a server behind an HTTPS proxy."),
       OptionSpec(
         name: "max-connections", valueName: "N",
-        help: "The most connections open at once (default 4096, or what ulimit -n allows)."),
+        help:
+          "The most connections open at once (default 4096, or what ulimit -Hn allows; "
+          + "serve raises its open-file limit to the hard one)."),
       OptionSpec(
         name: "max-streams", valueName: "N",
         help: "The most change streams and long polls open at once (default 4096)."),
@@ -150,6 +152,9 @@ enum ServeCommand {
     default:
       throw UsageError(message: "--tls-cert and --tls-key go together", command: ["serve"])
     }
+    try raiseDescriptorLimit(
+      connections: invocation.option("max-connections") == nil
+        ? nil : configuration.limits.maxConnections)
     let repository = try context.repository()
     let server = try ListServer(repository: repository, configuration: configuration)
     let shown = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
@@ -178,6 +183,29 @@ enum ServeCommand {
     server.run()
     signals.cancel()
     repository.stopObserving()
+  }
+
+  /// Raises the soft limit on open files to the hard one, as servers do: the usual soft
+  /// 1,024 would otherwise cap the connections. `--max-connections` asked for more than
+  /// the hard limit holds (with the 64 the server keeps spare) is an error, not a silent
+  /// lowering.
+  static func raiseDescriptorLimit(connections: Int?) throws {
+    #if os(Linux)
+      var limit = rlimit()
+      guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+      if limit.rlim_cur < limit.rlim_max {
+        var raised = limit
+        raised.rlim_cur = limit.rlim_max
+        if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+      }
+      guard let connections, limit.rlim_cur != rlim_t.max else { return }
+      let files = Int(clamping: limit.rlim_cur)
+      guard connections + 64 > files else { return }
+      throw CommandError(
+        "--max-connections \(connections) needs \(connections + 64) open files (64 kept spare) "
+          + "but this process may open \(files) (ulimit -Hn): raise the hard limit, or ask "
+          + "for at most \(max(files - 64, 0)) connections")
+    #endif
   }
 
   /// `HOST:PORT` or `[V6]:PORT`.
