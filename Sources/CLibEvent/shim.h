@@ -9,6 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 struct event_base;
 struct event;
@@ -146,4 +151,15 @@ static inline const char *_Nullable liststore_tls_resolve(void *_Nonnull libeven
 #undef LISTSTORE_TLS_RESOLVE_FROM
   return NULL;
 }
+
+// Sets the calling thread's nice value (on Linux a thread's is its own), so that it runs
+// below the event loop: a snapshot's thread. 0, or -1 when refused.
+static inline int liststore_set_thread_nice(int nice) {
+#ifdef __linux__
+  return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice);
+#else
+  return 0;
+#endif
+}
+
 #endif

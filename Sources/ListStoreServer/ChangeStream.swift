@@ -183,7 +183,7 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     guard !fresh.isEmpty else { return }
     switch kind {
     case .events:
-      send(Array(fresh.map(\.event).joined()))
+      send(fresh.count == 1 ? fresh[0].event : Array(fresh.map(\.event).joined()))
     case .poll:
       answerPoll(fresh)
     }

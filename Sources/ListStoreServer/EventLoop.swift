@@ -76,15 +76,15 @@ final class EventLoop: @unchecked Sendable {
     }
   }
 
+  /// Runs the tasks queued so far. Those they queue run on the loop's next pass, after
+  /// it has served the sockets that are ready (their ``execute(_:)`` wakes it again), so
+  /// that tasks that queue more work (a fan-out in slices) do not hold up the others.
   private func runTasks() {
-    while true {
-      let batch = tasks.withLock { tasks in
-        defer { tasks = [] }
-        return tasks
-      }
-      if batch.isEmpty { return }
-      for task in batch { task() }
+    let batch = tasks.withLock { tasks in
+      defer { tasks = [] }
+      return tasks
     }
+    for task in batch { task() }
   }
 
   /// Runs `task` once on the loop's thread after `milliseconds` (call it there).

@@ -44,7 +44,7 @@ final class ListFeed: @unchecked Sendable {
   }
 
   let name: String
-  /// The loop the subscribers are called on: one task per change for all of them.
+  /// The loop the subscribers are called on, a slice of them at a time (``pump()``).
   private let loop: EventLoop
   private let array: Observable2DArray<RawJSON, RawJSON>
   private let bag = DisposeBag()
@@ -61,7 +61,21 @@ final class ListFeed: @unchecked Sendable {
     var ended: FeedEnd?
     /// When the feed last had no subscriber (for dropping idle feeds).
     var idleSince: ContinuousClock.Instant? = .now
+    /// Changes and the end waiting to reach their subscribers, oldest first, and how many
+    /// of the first one's subscribers have it.
+    var deliveries: [(delivery: Delivery, to: [any FeedSubscriber])] = []
+    var delivered = 0
+    /// Whether ``pump()`` is queued on the loop.
+    var pumping = false
   }
+
+  private enum Delivery {
+    case change(Change)
+    case end(FeedEnd)
+  }
+
+  /// Subscribers a pass of ``pump()`` reaches before the loop serves its connections again.
+  static let slice = 512
 
   private let state = Locked(State())
 
@@ -105,8 +119,50 @@ final class ListFeed: @unchecked Sendable {
       }
       return Array(state.subscribers.values)
     }
+    deliver(.change(change), to: subscribers)
+  }
+
+  /// Queues `delivery` for `subscribers`, after those before it.
+  private func deliver(_ delivery: Delivery, to subscribers: [any FeedSubscriber]) {
     guard !subscribers.isEmpty else { return }
-    loop.execute { for subscriber in subscribers { subscriber.feed(self, sent: change) } }
+    let start = state.withLock { state -> Bool in
+      state.deliveries.append((delivery, subscribers))
+      defer { state.pumping = true }
+      return !state.pumping
+    }
+    if start { loop.execute { [self] in pump() } }
+  }
+
+  /// On the loop's thread: hands the waiting deliveries to their subscribers in order, at
+  /// most ``slice`` subscribers a pass, then queues itself again while some wait. Between
+  /// passes the loop serves its connections: a change for 10,000 streams holds up a
+  /// request by a slice (a few milliseconds), not by the whole fan-out.
+  private func pump() {
+    var budget = Self.slice
+    while budget > 0 {
+      let next = state.withLock { state -> (Delivery, ArraySlice<any FeedSubscriber>)? in
+        guard let first = state.deliveries.first else {
+          state.pumping = false
+          return nil
+        }
+        let part = first.to[state.delivered...].prefix(budget)
+        state.delivered += part.count
+        if state.delivered == first.to.count {
+          state.deliveries.removeFirst()
+          state.delivered = 0
+        }
+        return (first.delivery, part)
+      }
+      guard let (delivery, part) = next else { return }
+      budget -= part.count
+      for subscriber in part {
+        switch delivery {
+        case .change(let change): subscriber.feed(self, sent: change)
+        case .end(let end): subscriber.feed(self, ended: end)
+        }
+      }
+    }
+    loop.execute { [self] in pump() }
   }
 
   /// Ends the feed: its subscribers are told, and it sends nothing more.
@@ -117,8 +173,7 @@ final class ListFeed: @unchecked Sendable {
       defer { state.subscribers = [:] }
       return Array(state.subscribers.values)
     }
-    guard !subscribers.isEmpty else { return }
-    loop.execute { for subscriber in subscribers { subscriber.feed(self, ended: end) } }
+    deliver(.end(end), to: subscribers)
   }
 
   /// How the feed ended, if it did.

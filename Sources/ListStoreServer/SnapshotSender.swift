@@ -1,3 +1,4 @@
+internal import CLibEvent
 import Dispatch
 import Foundation
 import ListStore
@@ -82,6 +83,9 @@ final class SnapshotSender: @unchecked Sendable {
 
   private func run() {
     let result: Result<Int64, ListStoreError>
+    // Below the loop and the other requests: many snapshots starting at once (each
+    // encodes its first window as fast as it can) share what those leave of the cores.
+    _ = liststore_set_thread_nice(10)
     do {
       result = .success(try server.readers.withReader(sendRows))
     } catch let error as ListStoreError {

@@ -167,6 +167,20 @@ final class StreamFanIn: @unchecked Sendable {
     state.withLock { ($0.events.min() ?? 0, $0.events.max() ?? 0, $0.failure) }
   }
 
+  /// `count` change streams of `list` that resume after `seq` (no snapshot each).
+  static func resuming(_ list: String, after seq: Int64, count: Int, port: Int) throws
+    -> [LoopbackConnection]
+  {
+    try (0..<count).map { _ in
+      let connection = try LoopbackConnection(port: port)
+      try connection.send(
+        Array(
+          ("GET /v1/lists/\(list)/changes HTTP/1.1\r\nHost: bench\r\n"
+            + "Accept: text/event-stream\r\nLast-Event-ID: \(seq)\r\n\r\n").utf8))
+      return connection
+    }
+  }
+
   /// Stops reading and closes the streams.
   func stop() {
     stopping.store(true, ordering: .relaxed)
@@ -224,16 +238,8 @@ enum ServerFanOutBenchmark {
     /// the server follows them all (a stream it took after the next write would start
     /// with a reset: its feed would not reach back to `seq`).
     func streams(_ count: Int) throws -> StreamFanIn {
-      var connections: [LoopbackConnection] = []
-      for _ in 0..<count {
-        let connection = try LoopbackConnection(port: server.port)
-        try connection.send(
-          Array(
-            ("GET /v1/lists/b17/changes HTTP/1.1\r\nHost: bench\r\n"
-              + "Accept: text/event-stream\r\nLast-Event-ID: \(seq)\r\n\r\n").utf8))
-        connections.append(connection)
-      }
-      let fanIn = try StreamFanIn(connections)
+      let fanIn = try StreamFanIn(
+        StreamFanIn.resuming("b17", after: seq, count: count, port: server.port))
       for _ in 0..<100_000 where try counter("liststore_open_streams") != Double(count) {}
       try check(
         try counter("liststore_open_streams") == Double(count),

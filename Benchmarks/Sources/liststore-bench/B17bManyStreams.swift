@@ -59,16 +59,8 @@ enum ManyStreamsBenchmark {
     }
     var seq = try write()
     let openStart = monotonicNanoseconds()
-    var connections: [LoopbackConnection] = []
-    for _ in 0..<streamCount {
-      let connection = try LoopbackConnection(port: server.port)
-      try connection.send(
-        Array(
-          ("GET /v1/lists/b17b/changes HTTP/1.1\r\nHost: bench\r\n"
-            + "Accept: text/event-stream\r\nLast-Event-ID: \(seq)\r\n\r\n").utf8))
-      connections.append(connection)
-    }
-    let fanIn = try StreamFanIn(connections)
+    let fanIn = try StreamFanIn(
+      StreamFanIn.resuming("b17b", after: seq, count: streamCount, port: server.port))
     defer { fanIn.stop() }
     let metrics = try LoopbackConnection(port: server.port)
     func openStreams() throws -> Int {

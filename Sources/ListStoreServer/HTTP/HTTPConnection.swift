@@ -424,15 +424,19 @@ final class HTTPConnection {
   /// Sends a chunk of a started stream; returns the bytes waiting unsent after it.
   func sendChunk(_ bytes: [UInt8]) -> Int {
     guard phase == .streaming, !bytes.isEmpty, head?.method != "HEAD" else { return unsentBytes }
-    var framed: [UInt8]
-    if framesChunks {
-      framed = Array((String(bytes.count, radix: 16) + "\r\n").utf8)
-      framed.reserveCapacity(framed.count + bytes.count + 2)
-      framed += bytes
-      framed += [13, 10]
-    } else {
-      framed = bytes
+    guard framesChunks else {
+      send(bytes)
+      return unsentBytes
     }
+    // One allocation: a stream's event goes to every stream of its list.
+    var framed: [UInt8] = []
+    framed.reserveCapacity(bytes.count + 20)
+    framed += String(bytes.count, radix: 16).utf8
+    framed.append(13)
+    framed.append(10)
+    framed += bytes
+    framed.append(13)
+    framed.append(10)
     send(framed)
     return unsentBytes
   }
