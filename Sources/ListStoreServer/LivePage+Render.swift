@@ -280,7 +280,10 @@ extension LivePage {
         } catch (_) {
           render(new Set());  // The status line says why.
         }
-        giveBack();
+        // Unless the user went on to another control meanwhile (the change may be drawn
+        // before the answer comes): the focus is theirs then.
+        const now = document.activeElement;
+        if (!now || now === document.body || now === input) giveBack();
       };
     }
 

@@ -128,6 +128,48 @@ import Testing
     #expect(shown.stdout.contains("0:0  green apples") && shown.stdout.contains("0:1  figs"))
   }
 
+  /// An edit's answer that comes after its change was drawn — once the user went on to
+  /// another control — leaves the focus where the user put it.
+  @Test func anEditsLateAnswerLeavesTheFocusWhereTheUserWent() throws {
+    let server = try start()
+    defer { server.remove() }
+    let (browser, page) = try openGroceries(server)
+    defer { browser.close() }
+    let apples = try page.evaluate("document.querySelector('li').dataset.id") as? String ?? ""
+    let section = try page.evaluate("document.querySelector('section').dataset.id") as? String ?? ""
+    // The answers to PATCH are held until the test lets them go; once the page has read
+    // one, a task queued after its handler's last step marks it. The marks are attributes,
+    // so that waitFor sees them come.
+    try page.evaluate(
+      """
+      window.held = [];
+      const original = window.fetch;
+      window.fetch = (...args) => {
+        const answer = original(...args);
+        if (!args[1] || args[1].method !== 'PATCH') return answer;
+        return answer.then(response => response.json()).then(body => new Promise(resolve =>
+          document.documentElement.dataset.held = window.held.push(() => resolve({ ok: true,
+            status: 200, json: () => Promise.resolve(body).then(value => {
+              setTimeout(() => { document.documentElement.dataset.answered = 'yes'; });
+              return value;
+            }) }))));
+      };
+      true
+      """)
+    try page.tab(to: "edit-\(apples)")
+    try page.press("Enter")
+    try page.waitFor("document.activeElement.tagName === 'INPUT'")
+    try page.type("green apples")
+    try page.press("Enter")
+    // Drawn from the stream while the answer is held; the user goes on to the add field.
+    try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"pears\"]'")
+    try page.tab(to: "add-\(section)")
+    try page.waitFor("document.documentElement.dataset.held === '1'")
+    try page.evaluate("window.held.forEach(release => release()); true")
+    try page.waitFor("document.documentElement.dataset.answered === 'yes'")
+    #expect(try page.focusedKey() == "add-\(section)")
+  }
+
   @Test func aReconnectionLosesNoChange() throws {
     let server = try start()
     defer { server.remove() }
