@@ -39,6 +39,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   private var allowance = 0
   /// The snapshot being sent.
   private var sender: SnapshotSender?
+  /// How the feed ended, when that reached the stream before its start.
+  private var endBeforeStart: FeedEnd?
 
   init(server: ListServer, exchange: HTTPExchange, feed: ListFeed, kind: Kind, token: String?) {
     self.server = server
@@ -84,12 +86,18 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     waiting = []
     waitingBytes = 0
     deliver(backlog)
+    if let end = endBeforeStart { finish(end) }
   }
 
   /// Starts the stream with a snapshot read from the database (`event: snapshot` for a new
   /// client, `event: reset` for one too far behind); on the loop's thread.
   func startWithSnapshot(event: String) {
     guard !ended else { return }
+    if let end = endBeforeStart {
+      // No snapshot of a list that is gone.
+      ended = true
+      return respondEnded(end)
+    }
     begin()
     sendSnapshot(event: event)
   }
@@ -199,7 +207,9 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   }
 
   private func answerPoll(_ changes: [ListFeed.Change]) {
-    exchange.sendNow(Self.pollAnswer(changes, seq: changes.last?.seq ?? feed.seq))
+    // Its own position, not the feed's: the feed may be ahead by a change still on its
+    // way to this poll (a fan-out goes out in slices), which the client must still get.
+    exchange.sendNow(Self.pollAnswer(changes, seq: changes.last?.seq ?? position))
     stop()
   }
 
@@ -249,9 +259,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
   private func finish(_ end: FeedEnd) {
     guard !ended else { return }
     guard started else {
-      // Not started yet: the start finds the stream ended.
-      ended = true
-      respondEnded(end)
+      // Not started yet: its start sends what the client missed, then the end.
+      endBeforeStart = endBeforeStart ?? end
       return
     }
     switch kind {
@@ -289,7 +298,8 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     case .poll: streaming = false
     }
     exchange.finish(
-      answering: ChangeStream.pollAnswer([], seq: feed.seq), streaming: streaming, closed: closed)
+      answering: ChangeStream.pollAnswer([], seq: started ? position : feed.seq),
+      streaming: streaming, closed: closed)
     stop()
   }
 

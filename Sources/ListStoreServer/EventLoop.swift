@@ -79,12 +79,15 @@ final class EventLoop: @unchecked Sendable {
   /// Runs the tasks queued so far. Those they queue run on the loop's next pass, after
   /// it has served the sockets that are ready (their ``execute(_:)`` wakes it again), so
   /// that tasks that queue more work (a fan-out in slices) do not hold up the others.
-  private func runTasks() {
+  /// - Returns: Whether there were any.
+  @discardableResult
+  private func runTasks() -> Bool {
     let batch = tasks.withLock { tasks in
       defer { tasks = [] }
       return tasks
     }
     for task in batch { task() }
+    return !batch.isEmpty
   }
 
   /// Runs `task` once on the loop's thread after `milliseconds` (call it there).
@@ -127,7 +130,8 @@ final class EventLoop: @unchecked Sendable {
   /// Runs the loop on the calling thread until ``stop()``.
   func run() {
     _ = ev.event_base_dispatch(base)
-    runTasks()
+    // What the last tasks queued, and what those queue in turn.
+    while runTasks() {}
   }
 
   /// Ends ``run()`` once the tasks queued so far ran.

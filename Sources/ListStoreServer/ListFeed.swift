@@ -106,7 +106,7 @@ final class ListFeed: @unchecked Sendable {
     let change = Change(
       seq: event.version, from: event.previousVersion,
       json: Rendering.json(changeset: event.changeset))
-    let subscribers = state.withLock { state -> [any FeedSubscriber] in
+    let start = state.withLock { state -> Bool in
       state.seq = event.version
       state.retained.append(change)
       state.retainedBytes += change.size
@@ -117,20 +117,19 @@ final class ListFeed: @unchecked Sendable {
         state.retainedBytes -= first.size
         state.retainedFrom = first.seq
       }
-      return Array(state.subscribers.values)
-    }
-    deliver(.change(change), to: subscribers)
-  }
-
-  /// Queues `delivery` for `subscribers`, after those before it.
-  private func deliver(_ delivery: Delivery, to subscribers: [any FeedSubscriber]) {
-    guard !subscribers.isEmpty else { return }
-    let start = state.withLock { state -> Bool in
-      state.deliveries.append((delivery, subscribers))
-      defer { state.pumping = true }
-      return !state.pumping
+      return Self.queue(.change(change), in: &state)
     }
     if start { loop.execute { [self] in pump() } }
+  }
+
+  /// Queues `delivery` for the subscribers, after those before it (in the same locked step
+  /// as the state it follows, so that an end never overtakes a change); whether
+  /// ``pump()`` must be started.
+  private static func queue(_ delivery: Delivery, in state: inout State) -> Bool {
+    guard !state.subscribers.isEmpty else { return false }
+    state.deliveries.append((delivery, Array(state.subscribers.values)))
+    defer { state.pumping = true }
+    return !state.pumping
   }
 
   /// On the loop's thread: hands the waiting deliveries to their subscribers in order, at
@@ -167,13 +166,13 @@ final class ListFeed: @unchecked Sendable {
 
   /// Ends the feed: its subscribers are told, and it sends nothing more.
   func end(_ end: FeedEnd) {
-    let subscribers = state.withLock { state -> [any FeedSubscriber] in
-      guard state.ended == nil else { return [] }
+    let start = state.withLock { state -> Bool in
+      guard state.ended == nil else { return false }
       state.ended = end
       defer { state.subscribers = [:] }
-      return Array(state.subscribers.values)
+      return Self.queue(.end(end), in: &state)
     }
-    deliver(.end(end), to: subscribers)
+    if start { loop.execute { [self] in pump() } }
   }
 
   /// How the feed ended, if it did.
