@@ -257,6 +257,40 @@ import Testing
     #expect(try http("GET", server.base + "/v1/lists").body.contains(#""name":"ok""#))
   }
 
+  /// A body's keys are the ones its request takes, and the numbers that name ids are
+  /// whole and 1 or more: anything else is a 400 that says so, and changes nothing.
+  @Test func unknownBodyKeysAndNonWholeIdsAreRefused() throws {
+    let database = try TestEngine.sqlite.makeDatabase()
+    defer { database.remove() }
+    let server = try ServerProcess(location: database.location)
+    defer { #expect(server.stop() == 0) }
+    let list = server.base + "/v1/lists/x"
+    #expect(try http("PUT", list).status == 201)
+    let section = try http("POST", list + "/sections", body: #"{"header":"A"}"#)
+    #expect(section.status == 201, "\(section)")
+    let sectionID = section.body.split(separator: ":")[1].prefix { $0.isNumber }
+    let item = try http("POST", list + "/sections/\(sectionID)/items", body: #"{"value":"a"}"#)
+    #expect(item.status == 201, "\(item)")
+    let itemID = item.body.split(separator: ":")[1].prefix { $0.isNumber }
+    let before = try http("GET", list).body
+    for (path, method, body, says) in [
+      ("/items/\(itemID)", "PATCH", #"{"vaule":"b"}"#, "did you mean 'value'?"),
+      ("/items/\(itemID)", "PATCH", #"{"value":"b","colour":1}"#, "; it takes "),
+      ("/sections", "POST", #"{"header":"B","heder":"C"}"#, "did you mean 'header'?"),
+      ("/items/\(itemID)", "PATCH", #"{"section":1.5}"#, "whole"),
+      ("/items/\(itemID)", "PATCH", #"{"section":0}"#, "section"),
+    ] {
+      let answer = try http(method, list + path, body: body)
+      #expect(answer.status == 400, "\(body): \(answer)")
+      #expect(answer.body.contains(says), "\(body): \(answer.body)")
+    }
+    let after = try http("GET", list).body
+    #expect(after == before, "a refused request changed the list")
+    // A whole number written with a fraction of zero is that number.
+    let moved = try http("PATCH", list + "/items/\(itemID)", body: #"{"section":\#(sectionID).0}"#)
+    #expect(moved.status == 200, "\(moved)")
+  }
+
   @Test func ifMatchIsDigitsAndATokenHasNoControlCharacters() throws {
     let database = try TestEngine.sqlite.makeDatabase()
     defer { database.remove() }
