@@ -48,16 +48,22 @@ extension LivePage {
       });
       source.onopen = () => { if (current()) setStatus("live"); };
       source.onerror = () => {
-        if (!current()) return;
+        if (!current() || source.readyState === EventSource.CLOSED && source.givenUp) return;
         setStatus("offline: reconnecting…", true);
-        // The browser tries again by itself after a lost connection, but not after an
-        // answer other than 200 (a server stopping, a list that is not there): then the
-        // page does, from state.seq — at once the first time, to tell a list that never
-        // existed without delay.
-        if (source.readyState !== EventSource.CLOSED) return;
+        // The page reconnects by itself, from state.seq, rather than leave it to the
+        // browser: the browser does not after an answer other than 200 (a server
+        // stopping, a list that is not there), and Chromium was seen to wait forever on a
+        // reconnection to a restarted server. At once the first time, to tell a list that
+        // never existed without delay.
+        source.givenUp = true;
+        source.close();
         setTimeout(() => resume(name), state.seen || state.retried ? 1000 : 0);
         state.retried = true;
       };
+      // A connection that neither opens nor fails within 5 s is given up the same way.
+      setTimeout(() => {
+        if (current() && source.readyState === EventSource.CONNECTING) source.onerror();
+      }, 5000);
     }
 
     async function resume(name) {
@@ -65,7 +71,8 @@ extension LivePage {
       if (state.source && state.source.readyState !== EventSource.CLOSED) return;
       let response;
       try {
-        response = await fetch(path(name), { credentials: "same-origin" });
+        // Its head says whether the list is there, without its rows.
+        response = await fetch(path(name), { method: "HEAD", credentials: "same-origin" });
       } catch (_) {
         setTimeout(() => resume(name), 1000);
         return;
