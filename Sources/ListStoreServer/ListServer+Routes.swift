@@ -21,6 +21,8 @@ struct Route: Sendable {
     case create
     /// Every list: `*` in the token's read scope.
     case everything
+    /// Writing some list: a write scope that is not empty (a replica's registration).
+    case someWrite
   }
 
   /// What a handler gets: the request, its exchange, the path's `*` segments, and what
@@ -86,6 +88,14 @@ extension ListServer {
               .filter { call.grant.mayRead($0.name) }
             return .json(200, "{\"lists\":" + Rendering.json(lists: lists) + "}")
           }
+        )
+      ]),
+    Route(
+      pattern: ["replicas"],
+      methods: [
+        (
+          "POST", .someWrite,
+          { server, call in try server.registerReplica(call.request) }
         )
       ]),
     Route(
@@ -251,6 +261,13 @@ extension ListServer {
     case .everything:
       guard grant.read == .all else {
         throw APIFailure(403, "forbidden", "this needs a token whose scope is every list (*)")
+      }
+    case .someWrite:
+      guard !grant.write.isEmpty else {
+        throw APIFailure(
+          403, "forbidden",
+          "registering a replica needs a token that may write; a read-only token makes a "
+            + "read-only replica, which never registers")
       }
     }
   }

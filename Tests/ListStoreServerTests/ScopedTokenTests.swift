@@ -12,6 +12,7 @@ import Testing
   static let expected: [String: Route.Need] = [
     "GET openapi.json": .nothing,
     "GET permissions": .token,
+    "POST replicas": .someWrite,
     "GET lists": .token,
     "GET lists/*": .read,
     "PUT lists/*": .create,
@@ -77,6 +78,7 @@ import Testing
     case .write: return !mayRead ? .missing : mayWrite ? .allowed : .forbidden
     case .create: return mayWrite ? .allowed : .forbidden
     case .everything: return grant.read == nil ? .allowed : .forbidden
+    case .someWrite: return grant.write != [] ? .allowed : .forbidden
     }
   }
 

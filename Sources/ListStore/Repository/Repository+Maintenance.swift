@@ -49,9 +49,10 @@ extension Repository {
   /// The tables and triggers ListStore's schema consists of; `check()` reports any
   /// that another client dropped (without the triggers, changes go unobserved).
   static let schemaObjects: [(type: String, name: String)] =
-    ["lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers"].map {
-      ("table", $0)
-    }
+    [
+      "lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers",
+      "replica_origin", "origin_ids", "replicas", "replica_results",
+    ].map { ("table", $0) }
     + [
       "lists_id_is_new", "lists_id_is_fixed", "lists_log_replaced",
       "lists_log_replaced_by_update", "lists_log_delete", "lists_delete_sections",
@@ -61,14 +62,15 @@ extension Repository {
       "sections_log_update", "sections_log_delete", "sections_delete_items",
       "items_id_is_new", "items_id_is_fixed", "items_position_is_a_key",
       "items_position_stays_a_key", "items_need_section", "items_move_need_section",
-      "items_log_insert", "items_log_update", "items_log_delete",
+      "items_log_insert", "items_log_update", "items_log_delete", "lists_other_origin",
+      "sections_other_origin", "items_other_origin", "replica_origin_set",
     ].map { ("trigger", $0) }
 
   /// The tables and triggers of the PostgreSQL schema, for `check()`.
   static let postgreSQLSchemaObjects: [(type: String, name: String)] =
     [
       "liststore_schema", "lists", "sections", "items", "changes", "change_log_horizon",
-      "change_log_readers",
+      "change_log_readers", "replicas", "replica_results",
     ].map { ("table", $0) }
     + [
       "lists_lock_writers", "sections_lock_writers", "items_lock_writers",

@@ -22,7 +22,7 @@ struct RowStore {
 
   /// Inserts a list row; returns its id.
   static func insertList(named name: String, db: any DatabaseConnection) throws -> Int64 {
-    try db.insert("INSERT INTO lists(name) VALUES (?)", [.text(name)])
+    try db.insert(db.dialect.insertList, [.text(name)])
   }
 
   /// Runs `body` on the rows of list `listID`; when it fails because the list is gone

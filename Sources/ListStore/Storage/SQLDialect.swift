@@ -19,6 +19,12 @@ package final class SQLDialect: Sendable {
   package let lastSeqAndHorizon: String
   /// The type of a `position` value as text (`'text'` where only text is possible).
   package let positionType: String
+  /// How an `INSERT` names the id of a new row of a table, and the value it gives, where
+  /// ListStore gives it (SQLite, once the table holds rows of another origin: the next
+  /// id of the file's own origin); empty where the engine always gives it.
+  package let newRowID: @Sendable (_ table: String) -> (column: String, value: String)
+  /// `INSERT INTO lists(name) VALUES (?)`, with ``newRowID``.
+  package let insertList: String
 
   /// The writes that store a JSON parameter, built once: single writes run them often,
   /// and building their text on every call cost more than some of the statements.
@@ -61,12 +67,17 @@ package final class SQLDialect: Sendable {
   ///   - itemsOfSection: How `FROM sections s` joins each section's items as `i` (`JOIN`
   ///     or, with `left`, `LEFT JOIN`), so that the engine reads only the list's items
   ///     whatever it guesses of their number.
+  ///   - newRowID: See ``newRowID``; none by default.
   package init(
     engine: Engine, checkedJSONParameter: String, lastSeqAndHorizon: String, positionType: String,
     manyListsMembership: String, listIDsText: @escaping @Sendable ([Int64]) -> String,
-    pageShape: ChangeLogPageShape, ordersJoins: Bool, itemsOfSection: (_ left: Bool) -> String
+    pageShape: ChangeLogPageShape, ordersJoins: Bool, itemsOfSection: (_ left: Bool) -> String,
+    newRowID: @escaping @Sendable (_ table: String) -> (column: String, value: String) = { _ in
+      ("", "")
+    }
   ) {
     self.engine = engine
+    self.newRowID = newRowID
     self.listIDsText = listIDsText
     changeLogPage = (
       ChangeLog.pageQuery(membership: "= $1", shape: pageShape),
@@ -99,9 +110,15 @@ package final class SQLDialect: Sendable {
     func sql(_ text: (String) -> String) -> JSONParameterSQL {
       JSONParameterSQL(canonical: text("?"), checked: text(checkedJSONParameter))
     }
-    insertSection = sql { "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \($0))" }
+    let (list, section, item) = (newRowID("lists"), newRowID("sections"), newRowID("items"))
+    insertList = "INSERT INTO lists(\(list.column)name) VALUES (\(list.value)?)"
+    insertSection = sql {
+      "INSERT INTO sections(\(section.column)list_id, position, metadata) VALUES (\(section.value)?, ?, \($0))"
+    }
     setMetadata = sql { "UPDATE sections SET metadata = \($0) WHERE id = ? AND list_id = ?" }
-    insertItem = sql { "INSERT INTO items(section_id, position, value) VALUES (?, ?, \($0))" }
+    insertItem = sql {
+      "INSERT INTO items(\(item.column)section_id, position, value) VALUES (\(item.value)?, ?, \($0))"
+    }
     setValue = sql {
       """
       UPDATE items SET value = \($0)

@@ -371,12 +371,16 @@ struct ReplacePlanner {
     let listID: Int64
     let metadata: String
     let value: String
+    let newSectionID: (column: String, value: String)
+    let newItemID: (column: String, value: String)
 
     init(rows: RowStore) throws {
       db = rows.db
       listID = rows.listID
       metadata = rows.canonicalMetadata ? "?" : rows.db.dialect.checkedJSONParameter
       value = rows.canonicalValues ? "?" : rows.db.dialect.checkedJSONParameter
+      newSectionID = rows.db.dialect.newRowID("sections")
+      newItemID = rows.db.dialect.newRowID("items")
     }
 
     /// Runs a statement that must change exactly one row.
@@ -397,7 +401,8 @@ struct ReplacePlanner {
 
     func insertSection(key: String, metadata json: String) throws -> Int64 {
       try inserted(
-        "INSERT INTO sections(list_id, position, metadata) VALUES (?, ?, \(metadata))",
+        "INSERT INTO sections(\(newSectionID.column)list_id, position, metadata) "
+          + "VALUES (\(newSectionID.value)?, ?, \(metadata))",
         [.integer(listID), .text(key), .text(json)])
     }
 
@@ -422,7 +427,8 @@ struct ReplacePlanner {
 
     func insertItem(section: Int64, key: String, value json: String) throws -> Int64 {
       try inserted(
-        "INSERT INTO items(section_id, position, value) VALUES (?, ?, \(value))",
+        "INSERT INTO items(\(newItemID.column)section_id, position, value) "
+          + "VALUES (\(newItemID.value)?, ?, \(value))",
         [.integer(section), .text(key), .text(json)])
     }
 

@@ -47,6 +47,7 @@ enum ServeCommand {
                                                  text/event-stream; resumed by Last-Event-ID),
                                                  or a long poll with ?after=SEQ
         GET    /v1/permissions                   what the credentials may do, and on which lists
+        POST   /v1/replicas                      register a replica (docs/replicas.md)
         GET    /healthz, /metrics                health (no token), Prometheus metrics
         GET    /v1/openapi.json                  this API in OpenAPI 3.1 (no token)
         GET    /, /lists/NAME                    the live page, for a browser

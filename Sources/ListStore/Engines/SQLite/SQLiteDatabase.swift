@@ -25,7 +25,11 @@ final class SQLiteDatabase: DatabaseConnection {
     manyListsMembership: "IN (SELECT value FROM json_each($1))",
     listIDsText: { ids in "[" + ids.map(String.init).joined(separator: ",") + "]" },
     pageShape: .joined, ordersJoins: true,
-    itemsOfSection: { left in (left ? "LEFT " : "") + "JOIN items i ON i.section_id = s.id" })
+    itemsOfSection: { left in (left ? "LEFT " : "") + "JOIN items i ON i.section_id = s.id" },
+    // AUTOINCREMENT gives the next id above every row; once a table holds rows of another
+    // origin (a replica's, a server's), the next of the file's own origin is given instead
+    // (migration 6). NULL, before that, lets AUTOINCREMENT give it.
+    newRowID: { table in ("id, ", "(SELECT high + 1 FROM origin_ids WHERE name = '\(table)'), ") })
 
   init(_ connection: Connection) {
     self.connection = connection
@@ -80,9 +84,7 @@ final class SQLiteDatabase: DatabaseConnection {
   func appendItems(sectionID: Int64, keys: [String], values: [String], checkingJSON: Bool)
     throws -> [Int64]
   {
-    let insert = try connection.cachedStatement(
-      "INSERT INTO items(section_id, position, value) VALUES (?, ?, "
-        + (checkingJSON ? Self.dialect.checkedJSONParameter : "?") + ")")
+    let insert = try connection.cachedStatement(Self.dialect.insertItem[canonical: !checkingJSON])
     defer { insert.reset() }
     var ids: [Int64] = []
     ids.reserveCapacity(values.count)

@@ -1,0 +1,29 @@
+// A server's records of the replicas that sync with it (docs/replicas.md).
+extension Repository {
+  /// How many ids each origin has: replica `r` gives its rows ids from `r * originSpan`
+  /// up, and the server's own (origin 0) stay below `originSpan`, 2^40.
+  public static let originSpan: Int64 = 1 << 40
+
+  /// Registers a new replica: a record that the server keeps for it from now on, whose
+  /// number is the origin of the ids the replica gives its rows.
+  /// - Returns: The replica's number, from 1; never given twice.
+  /// - Throws: ``ListStoreError`` when the record cannot be written.
+  package func registerReplica() throws(ListStoreError) -> Int64 {
+    do {
+      return try transaction { db in
+        // Numbers are never given twice: the next above every record (none is ever deleted).
+        let next = (try db.scalarInt64("SELECT coalesce(max(id), 0) + 1 FROM replicas") ?? 1)
+        guard next < Int64.max / Repository.originSpan else {
+          throw ListStoreError.notSupported(
+            "no replica can be registered: all \(next - 1) numbers are given")
+        }
+        try db.run("INSERT INTO replicas(id) VALUES (?)", next)
+        return next
+      }
+    } catch let error as ListStoreError {
+      throw error
+    } catch {
+      throw mapped(error)
+    }
+  }
+}
