@@ -71,8 +71,11 @@ extension LivePage {
       if (state.source && state.source.readyState !== EventSource.CLOSED) return;
       let response;
       try {
-        // Its head says whether the list is there, without its rows.
-        response = await fetch(path(name), { method: "HEAD", credentials: "same-origin" });
+        // Its head says whether the list is there, without its rows. A question that
+        // gets no answer within 5 s is asked again (Chromium was seen to wait forever on a
+        // request made while the server restarted).
+        response = await fetch(path(name),
+          { method: "HEAD", credentials: "same-origin", signal: AbortSignal.timeout(5000) });
       } catch (_) {
         setTimeout(() => resume(name), 1000);
         return;
