@@ -1,15 +1,6 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-/// `LISTSTORE_CROSS_MODULE_OPTIMIZATION=1 swift build -c release` lets the optimizer
-/// specialize generic code across modules everywhere (`-cross-module-optimization`). It is
-/// opt-in: SwiftPM refuses a versioned dependency whose products carry unsafe flags, and
-/// the code that matters across modules is `@inlinable` already (BENCHMARKS.md measures
-/// both builds side by side).
-let crossModuleOptimization: [SwiftSetting] =
-  Context.environment["LISTSTORE_CROSS_MODULE_OPTIMIZATION"] == "1"
-  ? [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))] : []
-
 let package = Package(
   name: "ListStore",
   platforms: [.macOS(.v15)],
@@ -35,31 +26,26 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"])]
     ),
     // SQLite wrapper: connections, statements, errors, transactions.
-    .target(name: "SQLiteKit", dependencies: ["CSQLite"], swiftSettings: crossModuleOptimization),
+    .target(name: "SQLiteKit", dependencies: ["CSQLite"]),
     // Debian's libpq-dev, for the PostgreSQL engine only: its headers, and no link to
     // libpq (no pkg-config, whose `-lpq` would add one). PostgreSQLKit loads libpq.so.5
     // when a PostgreSQL location is first used, so SQLite users need neither package.
     .systemLibrary(name: "CLibPQ", providers: [.apt(["libpq-dev"])]),
     // libpq wrapper: connections, results, errors, transactions, COPY, LISTEN/NOTIFY.
-    .target(
-      name: "PostgreSQLKit", dependencies: ["CLibPQ"], swiftSettings: crossModuleOptimization),
+    .target(name: "PostgreSQLKit", dependencies: ["CLibPQ"]),
     // Observables, subjects, disposables and operators.
-    .target(name: "ReactiveCore", swiftSettings: crossModuleOptimization),
+    .target(name: "ReactiveCore"),
     // Sections of items, changesets, diff and the headless table view.
-    .target(
-      name: "Observable2D", dependencies: ["ReactiveCore"], swiftSettings: crossModuleOptimization),
+    .target(name: "Observable2D", dependencies: ["ReactiveCore"]),
     // Repository, migrations, ordering keys and the change feed.
     .target(
       name: "ListStore",
       dependencies: ["SQLiteKit", "Observable2D", "ReactiveCore"],
-      swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
     // The `export` JSON reader and the `show` text and JSON writer, shared by the CLI and
     // ListStoreTesting's fixtures.
-    .target(
-      name: "ListStoreFormats", dependencies: ["ListStore"],
-      swiftSettings: crossModuleOptimization),
+    .target(name: "ListStoreFormats", dependencies: ["ListStore"]),
     // Helpers for users' test targets (Swift Testing and XCTest): a temporary repository
     // per test, fixtures, and a changeset recorder with a deterministic `settle()`.
     .target(
@@ -68,7 +54,6 @@ let package = Package(
     .target(
       name: "ListStorePostgreSQL",
       dependencies: ["ListStore", "PostgreSQLKit", "ReactiveCore"],
-      swiftSettings: crossModuleOptimization,
       plugins: ["EmbedMigrations"]
     ),
     // ListStoreTesting for PostgreSQL (for test targets): a throwaway server the test
