@@ -22,7 +22,9 @@
 -- The rules of version 3 stay, by origin: a row of the file's origin gets an id above
 -- every one of its origin the table used, and an id never changes but by the trigger
 -- that gives a row of another origin, written by a client other than the sync engine,
--- an id of the file's own.
+-- an id of the file's own. One trigger a table does both; its body runs only when the
+-- id may be an old one, may be another origin's, or the table holds another origin's
+-- rows: a plain file's insert pays for its condition alone.
 
 CREATE TABLE replica_origin (
   id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -91,36 +93,42 @@ DROP TRIGGER lists_id_is_new;
 DROP TRIGGER lists_id_is_fixed;
 
 CREATE TRIGGER lists_id_is_new AFTER INSERT ON lists
-WHEN NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin) BEGIN
+WHEN NEW.id <= 0 OR NEW.id >= 1 << 40
+  OR NEW.id <= coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lists'), 0)
+  OR EXISTS (SELECT 1 FROM origin_ids WHERE name = 'lists') BEGIN
+  -- A row of the file's origin: an id above every one of its origin ever used.
   SELECT RAISE(ABORT, 'ListStore: lists.id is never reused; leave it out, or give one above every list id used so far')
-  WHERE NEW.id <= 0 OR NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'lists'),
-    (SELECT seq FROM sqlite_sequence WHERE name = 'lists'), 0);
-  UPDATE origin_ids SET high = NEW.id WHERE name = 'lists';
+  WHERE (NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin))
+    AND NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'lists'),
+      (SELECT seq FROM sqlite_sequence WHERE name = 'lists'), 0);
+  UPDATE origin_ids SET high = NEW.id
+  WHERE name = 'lists' AND high < NEW.id AND (NEW.id >> 40) = (SELECT origin FROM replica_origin);
+  -- A row of another origin: the table's record of the file's origin starts (from
+  -- AUTOINCREMENT's, still the file's own until now), and unless the sync engine wrote
+  -- it, the row gets the next id of the file's origin, and the log says so.
+  INSERT OR IGNORE INTO origin_ids(name, high)
+  SELECT 'lists', max(
+    (SELECT origin FROM replica_origin) << 40,
+    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lists'
+      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
+    coalesce((SELECT max(id) FROM lists WHERE id >= (SELECT origin FROM replica_origin) << 40
+      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0))
+  WHERE NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin);
+  UPDATE replica_origin SET renumbering = 1
+  WHERE applying = 0 AND NEW.id > 0 AND (NEW.id >> 40) IS NOT origin;
+  UPDATE lists SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'lists')
+  WHERE id = NEW.id AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE origin_ids SET high = high + 1
+  WHERE name = 'lists' AND (SELECT renumbering FROM replica_origin) = 1;
+  INSERT INTO changes(list_id, kind, op, row_id)
+  SELECT high, 0, 1, high FROM origin_ids
+  WHERE name = 'lists' AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;
 
 CREATE TRIGGER lists_id_is_fixed BEFORE UPDATE OF id ON lists
 WHEN NEW.id IS NOT OLD.id AND (SELECT renumbering FROM replica_origin) = 0 BEGIN
   SELECT RAISE(ABORT, 'ListStore: lists.id never changes; insert a new list instead');
-END;
-
-CREATE TRIGGER lists_other_origin AFTER INSERT ON lists
-WHEN NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin) BEGIN
-  INSERT OR IGNORE INTO origin_ids(name, high) VALUES ('lists', max(
-    (SELECT origin FROM replica_origin) << 40,
-    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'lists'
-      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
-    coalesce((SELECT max(id) FROM lists WHERE id >= (SELECT origin FROM replica_origin) << 40
-      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0)));
-  UPDATE replica_origin SET renumbering = 1 WHERE applying = 0;
-  UPDATE lists SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'lists')
-  WHERE id = NEW.id AND (SELECT applying FROM replica_origin) = 0;
-  UPDATE origin_ids SET high = high + 1
-  WHERE name = 'lists' AND (SELECT renumbering FROM replica_origin) = 1;
-  -- The log said the row came with the id it was given: it has the new one.
-  INSERT INTO changes(list_id, kind, op, row_id)
-  SELECT high, 0, 1, high FROM origin_ids
-  WHERE name = 'lists' AND (SELECT renumbering FROM replica_origin) = 1;
-  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;
 
 -- Sections --------------------------------------------------------------------
@@ -129,36 +137,42 @@ DROP TRIGGER sections_id_is_new;
 DROP TRIGGER sections_id_is_fixed;
 
 CREATE TRIGGER sections_id_is_new AFTER INSERT ON sections
-WHEN NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin) BEGIN
+WHEN NEW.id <= 0 OR NEW.id >= 1 << 40
+  OR NEW.id <= coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sections'), 0)
+  OR EXISTS (SELECT 1 FROM origin_ids WHERE name = 'sections') BEGIN
+  -- A row of the file's origin: an id above every one of its origin ever used.
   SELECT RAISE(ABORT, 'ListStore: sections.id is never reused; leave it out, or give one above every section id used so far')
-  WHERE NEW.id <= 0 OR NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'sections'),
-    (SELECT seq FROM sqlite_sequence WHERE name = 'sections'), 0);
-  UPDATE origin_ids SET high = NEW.id WHERE name = 'sections';
+  WHERE (NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin))
+    AND NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'sections'),
+      (SELECT seq FROM sqlite_sequence WHERE name = 'sections'), 0);
+  UPDATE origin_ids SET high = NEW.id
+  WHERE name = 'sections' AND high < NEW.id AND (NEW.id >> 40) = (SELECT origin FROM replica_origin);
+  -- A row of another origin: the table's record of the file's origin starts (from
+  -- AUTOINCREMENT's, still the file's own until now), and unless the sync engine wrote
+  -- it, the row gets the next id of the file's origin, and the log says so.
+  INSERT OR IGNORE INTO origin_ids(name, high)
+  SELECT 'sections', max(
+    (SELECT origin FROM replica_origin) << 40,
+    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sections'
+      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
+    coalesce((SELECT max(id) FROM sections WHERE id >= (SELECT origin FROM replica_origin) << 40
+      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0))
+  WHERE NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin);
+  UPDATE replica_origin SET renumbering = 1
+  WHERE applying = 0 AND NEW.id > 0 AND (NEW.id >> 40) IS NOT origin;
+  UPDATE sections SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'sections')
+  WHERE id = NEW.id AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE origin_ids SET high = high + 1
+  WHERE name = 'sections' AND (SELECT renumbering FROM replica_origin) = 1;
+  INSERT INTO changes(list_id, kind, op, row_id, parent)
+  SELECT NEW.list_id, 1, 1, high, NEW.list_id FROM origin_ids
+  WHERE name = 'sections' AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;
 
 CREATE TRIGGER sections_id_is_fixed BEFORE UPDATE OF id ON sections
 WHEN NEW.id IS NOT OLD.id AND (SELECT renumbering FROM replica_origin) = 0 BEGIN
   SELECT RAISE(ABORT, 'ListStore: sections.id never changes; insert a new section instead');
-END;
-
-CREATE TRIGGER sections_other_origin AFTER INSERT ON sections
-WHEN NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin) BEGIN
-  INSERT OR IGNORE INTO origin_ids(name, high) VALUES ('sections', max(
-    (SELECT origin FROM replica_origin) << 40,
-    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sections'
-      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
-    coalesce((SELECT max(id) FROM sections WHERE id >= (SELECT origin FROM replica_origin) << 40
-      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0)));
-  UPDATE replica_origin SET renumbering = 1 WHERE applying = 0;
-  UPDATE sections SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'sections')
-  WHERE id = NEW.id AND (SELECT applying FROM replica_origin) = 0;
-  UPDATE origin_ids SET high = high + 1
-  WHERE name = 'sections' AND (SELECT renumbering FROM replica_origin) = 1;
-  -- The log said the row came with the id it was given: it has the new one.
-  INSERT INTO changes(list_id, kind, op, row_id, parent)
-  SELECT NEW.list_id, 1, 1, high, NEW.list_id FROM origin_ids
-  WHERE name = 'sections' AND (SELECT renumbering FROM replica_origin) = 1;
-  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;
 
 -- Items -----------------------------------------------------------------------
@@ -167,34 +181,40 @@ DROP TRIGGER items_id_is_new;
 DROP TRIGGER items_id_is_fixed;
 
 CREATE TRIGGER items_id_is_new AFTER INSERT ON items
-WHEN NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin) BEGIN
+WHEN NEW.id <= 0 OR NEW.id >= 1 << 40
+  OR NEW.id <= coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0)
+  OR EXISTS (SELECT 1 FROM origin_ids WHERE name = 'items') BEGIN
+  -- A row of the file's origin: an id above every one of its origin ever used.
   SELECT RAISE(ABORT, 'ListStore: items.id is never reused; leave it out, or give one above every item id used so far')
-  WHERE NEW.id <= 0 OR NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'items'),
-    (SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0);
-  UPDATE origin_ids SET high = NEW.id WHERE name = 'items';
+  WHERE (NEW.id <= 0 OR (NEW.id >> 40) = (SELECT origin FROM replica_origin))
+    AND NEW.id <= coalesce((SELECT high FROM origin_ids WHERE name = 'items'),
+      (SELECT seq FROM sqlite_sequence WHERE name = 'items'), 0);
+  UPDATE origin_ids SET high = NEW.id
+  WHERE name = 'items' AND high < NEW.id AND (NEW.id >> 40) = (SELECT origin FROM replica_origin);
+  -- A row of another origin: the table's record of the file's origin starts (from
+  -- AUTOINCREMENT's, still the file's own until now), and unless the sync engine wrote
+  -- it, the row gets the next id of the file's origin, and the log says so.
+  INSERT OR IGNORE INTO origin_ids(name, high)
+  SELECT 'items', max(
+    (SELECT origin FROM replica_origin) << 40,
+    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'
+      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
+    coalesce((SELECT max(id) FROM items WHERE id >= (SELECT origin FROM replica_origin) << 40
+      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0))
+  WHERE NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin);
+  UPDATE replica_origin SET renumbering = 1
+  WHERE applying = 0 AND NEW.id > 0 AND (NEW.id >> 40) IS NOT origin;
+  UPDATE items SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'items')
+  WHERE id = NEW.id AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE origin_ids SET high = high + 1
+  WHERE name = 'items' AND (SELECT renumbering FROM replica_origin) = 1;
+  INSERT INTO changes(kind, op, row_id, parent)
+  SELECT 2, 1, high, NEW.section_id FROM origin_ids
+  WHERE name = 'items' AND (SELECT renumbering FROM replica_origin) = 1;
+  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;
 
 CREATE TRIGGER items_id_is_fixed BEFORE UPDATE OF id ON items
 WHEN NEW.id IS NOT OLD.id AND (SELECT renumbering FROM replica_origin) = 0 BEGIN
   SELECT RAISE(ABORT, 'ListStore: items.id never changes; insert a new item instead');
-END;
-
-CREATE TRIGGER items_other_origin AFTER INSERT ON items
-WHEN NEW.id > 0 AND (NEW.id >> 40) IS NOT (SELECT origin FROM replica_origin) BEGIN
-  INSERT OR IGNORE INTO origin_ids(name, high) VALUES ('items', max(
-    (SELECT origin FROM replica_origin) << 40,
-    coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'items'
-      AND (seq >> 40) = (SELECT origin FROM replica_origin)), 0),
-    coalesce((SELECT max(id) FROM items WHERE id >= (SELECT origin FROM replica_origin) << 40
-      AND id < ((SELECT origin FROM replica_origin) + 1) << 40), 0)));
-  UPDATE replica_origin SET renumbering = 1 WHERE applying = 0;
-  UPDATE items SET id = (SELECT high + 1 FROM origin_ids WHERE name = 'items')
-  WHERE id = NEW.id AND (SELECT applying FROM replica_origin) = 0;
-  UPDATE origin_ids SET high = high + 1
-  WHERE name = 'items' AND (SELECT renumbering FROM replica_origin) = 1;
-  -- The log said the row came with the id it was given: it has the new one.
-  INSERT INTO changes(kind, op, row_id, parent)
-  SELECT 2, 1, high, NEW.section_id FROM origin_ids
-  WHERE name = 'items' AND (SELECT renumbering FROM replica_origin) = 1;
-  UPDATE replica_origin SET renumbering = 0 WHERE renumbering = 1;
 END;

@@ -36,6 +36,14 @@ import Testing
         + "UPDATE replica_origin SET applying = 0; COMMIT;")
   }
 
+  /// A list `groceries` with a section "Fruit" of apples and pears; its section's id.
+  func groceries(_ repository: Repository) throws -> (StoredList<RawJSON, RawJSON>, Int64) {
+    let list = try repository.createList("groceries", metadata: RawJSON.self, item: RawJSON.self)
+    try list.appendSection(RawJSON("\"Fruit\""))
+    try list.appendItems([RawJSON("\"apples\""), RawJSON("\"pears\"")], toSection: 0)
+    return (list, try list.sectionID(at: 0))
+  }
+
   func ids(_ db: Connection, _ table: String) throws -> [Int64] {
     let statement = try db.prepare("SELECT id FROM \(table) ORDER BY id")
     var ids: [Int64] = []
@@ -46,10 +54,7 @@ import Testing
   @Test func aServersOwnIdsStayBelowTwoToTheFortyBesideAReplicasRows() throws {
     defer { folder.remove() }
     let repository = try quietRepository()
-    let list = try repository.createList("groceries", metadata: RawJSON.self, item: RawJSON.self)
-    try list.appendSection(RawJSON("\"Fruit\""))
-    try list.appendItems([RawJSON("\"apples\""), RawJSON("\"pears\"")], toSection: 0)
-    let section = try list.sectionID(at: 0)
+    let (list, section) = try groceries(repository)
     let db = try foreign(repository)
     // The highest own id is deleted first: it is never given again.
     let pears = try list.itemID(at: IndexPath(item: 1, section: 0))
@@ -107,19 +112,14 @@ import Testing
     #expect(
       try ids(db, "items") == [30, own + 1, own + 2, own + 3, own + 4, 7 * Self.originSpan + 2])
     #expect(try ids(db, "sections") == [12, own + 1])
-    let truth = try ListContents.read(list: "groceries", path: repository.path)
-    #expect(ListContents(recorder.array.sections) == truth)
-    #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+    expectExact(recorder, try ListContents.read(list: "groceries", path: repository.path))
     #expect(try repository.check().isEmpty)
   }
 
   @Test func anOwnIdBelowTheHighestEverUsedIsRefusedAndChangesNothing() throws {
     defer { folder.remove() }
     let repository = try quietRepository()
-    let list = try repository.createList("groceries", metadata: RawJSON.self, item: RawJSON.self)
-    try list.appendSection(RawJSON("\"Fruit\""))
-    try list.appendItems([RawJSON("\"apples\""), RawJSON("\"pears\"")], toSection: 0)
-    let section = try list.sectionID(at: 0)
+    let (list, section) = try groceries(repository)
     let db = try foreign(repository)
     try applying(
       db,
@@ -197,9 +197,7 @@ import Testing
       }
     }
     repository.synchronizeObservers()
-    let truth = try ListContents.read(list: "l", path: repository.path)
-    #expect(ListContents(recorder.array.sections) == truth)
-    #expect(recorder.problems.isEmpty, "\(recorder.problems)")
+    expectExact(recorder, try ListContents.read(list: "l", path: repository.path))
     #expect(given.count > 100)
     #expect(try repository.check().isEmpty)
   }

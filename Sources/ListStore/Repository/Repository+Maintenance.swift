@@ -62,8 +62,7 @@ extension Repository {
       "sections_log_update", "sections_log_delete", "sections_delete_items",
       "items_id_is_new", "items_id_is_fixed", "items_position_is_a_key",
       "items_position_stays_a_key", "items_need_section", "items_move_need_section",
-      "items_log_insert", "items_log_update", "items_log_delete", "lists_other_origin",
-      "sections_other_origin", "items_other_origin", "replica_origin_set",
+      "items_log_insert", "items_log_update", "items_log_delete", "replica_origin_set",
     ].map { ("trigger", $0) }
 
   /// The tables and triggers of the PostgreSQL schema, for `check()`.

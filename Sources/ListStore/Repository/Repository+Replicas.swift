@@ -9,21 +9,15 @@ extension Repository {
   /// - Returns: The replica's number, from 1; never given twice.
   /// - Throws: ``ListStoreError`` when the record cannot be written.
   package func registerReplica() throws(ListStoreError) -> Int64 {
-    do {
-      return try transaction { db in
-        // Numbers are never given twice: the next above every record (none is ever deleted).
-        let next = (try db.scalarInt64("SELECT coalesce(max(id), 0) + 1 FROM replicas") ?? 1)
-        guard next < Int64.max / Repository.originSpan else {
-          throw ListStoreError.notSupported(
-            "no replica can be registered: all \(next - 1) numbers are given")
-        }
-        try db.run("INSERT INTO replicas(id) VALUES (?)", next)
-        return next
+    try write { db in
+      // Numbers are never given twice: the next above every record (none is ever deleted).
+      let next = try db.scalarInt64("SELECT coalesce(max(id), 0) + 1 FROM replicas") ?? 1
+      guard next < Int64.max / Repository.originSpan else {
+        throw ListStoreError.notSupported(
+          "no replica can be registered: all \(next - 1) numbers are given")
       }
-    } catch let error as ListStoreError {
-      throw error
-    } catch {
-      throw mapped(error)
+      try db.run("INSERT INTO replicas(id) VALUES (?)", next)
+      return next
     }
   }
 }
