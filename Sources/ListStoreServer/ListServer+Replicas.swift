@@ -13,7 +13,7 @@ extension ListServer {
   /// `{"protocol": N}`; the answer gives the replica's number, its range of ids, the
   /// protocol, and the server's position.
   func registerReplica(_ request: HTTPRequest) throws -> HTTPResponse {
-    if request.body.contains(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) {
+    if !bodyIsBlank(request) {
       let body = try JSONBody(request, keys: ["protocol"])
       if let version = try body.integer("protocol") {
         guard version >= 1 else {

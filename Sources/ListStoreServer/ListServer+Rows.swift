@@ -77,8 +77,7 @@ extension ListServer {
   }
 
   func createList(_ name: String, _ request: HTTPRequest) throws -> HTTPResponse {
-    let body = request.body.drop { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
-    if body.isEmpty {
+    if bodyIsBlank(request) {
       let seq = try written { _ = try repository.createList(name) }.seq
       return .json(201, "{\"list\":" + JSONText.quote(name) + ",\"seq\":\(seq)}")
     }

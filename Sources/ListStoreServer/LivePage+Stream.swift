@@ -48,15 +48,14 @@ extension LivePage {
       });
       source.onopen = () => { if (current()) setStatus("live"); };
       source.onerror = () => {
-        if (!current() || source.readyState === EventSource.CLOSED && source.givenUp) return;
+        if (!current()) return;
         setStatus("offline: reconnecting…", true);
         // The page reconnects by itself, from state.seq, rather than leave it to the
         // browser: the browser does not after an answer other than 200 (a server
         // stopping, a list that is not there), and Chromium was seen to wait forever on a
         // reconnection to a restarted server. At once the first time, to tell a list that
         // never existed without delay.
-        source.givenUp = true;
-        source.close();
+        source.close();  // A closed source fires nothing more.
         setTimeout(() => resume(name), state.seen || state.retried ? 1000 : 0);
         state.retried = true;
       };

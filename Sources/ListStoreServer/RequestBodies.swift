@@ -177,6 +177,11 @@ func mediaType(_ request: HTTPRequest) -> String {
   return type.split(separator: ";").first.map { String($0).trimmingSpaces().lowercased() } ?? ""
 }
 
+/// Whether the request's body is empty or only white space (a request without one).
+func bodyIsBlank(_ request: HTTPRequest) -> Bool {
+  request.body.allSatisfy { $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }
+}
+
 /// Refuses a body that says it is not JSON (a body without a type is taken as JSON).
 func requireJSON(_ request: HTTPRequest, alsoAccepting other: String? = nil) throws {
   try requireLength(request)

@@ -47,6 +47,10 @@ import Testing
     #expect(later.status == 426 && later.body.contains("upgradeRequired"), "\(later)")
     let misspelt = try register(servers[1], token: "W", body: #"{"protocl":1}"#)
     #expect(misspelt.status == 400 && misspelt.body.contains("protocol"), "\(misspelt)")
+    for body in [#"{"protocol":0}"#, #"{"protocol":"1"}"#, "[]", "{"] {
+      let bad = try register(servers[1], token: "W", body: body)
+      #expect(bad.status == 400 && bad.body.contains("badRequest"), "\(body): \(bad)")
+    }
     let unknown = try register(servers[1], token: "NOPE")
     #expect(unknown.status == 401, "\(unknown)")
     // Through the other server on the same database: the next number.

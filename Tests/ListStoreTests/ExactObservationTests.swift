@@ -50,15 +50,9 @@ import Testing
     _ recorder: ArrayRecorder<RawJSON, RawJSON>, _ repository: Repository, list: String = "cities",
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
-    let truth = try ListContents.read(list: list, path: repository.path)
-    #expect(
-      ListContents(recorder.array.sections) == truth,
-      "observer:\n\(ListContents(recorder.array.sections))\ndatabase:\n\(truth?.description ?? "no list")",
+    TestSupport.expectExact(
+      recorder, try ListContents.read(list: list, path: repository.path),
       sourceLocation: sourceLocation)
-    #expect(recorder.problems.isEmpty, "\(recorder.problems)", sourceLocation: sourceLocation)
-    #expect(
-      recorder.error == nil, "\(String(describing: recorder.error))", sourceLocation: sourceLocation
-    )
   }
 
   /// Another client's connection, as Python's `sqlite3` or the shell would use it.

@@ -39,22 +39,8 @@ import Testing
     _ recorder: ArrayRecorder<RawJSON, RawJSON>, _ database: TestDatabase, list: String,
     sourceLocation: SourceLocation = #_sourceLocation
   ) throws {
-    expectExact(recorder, try database.contents(list: list), sourceLocation: sourceLocation)
-  }
-
-  /// The observer's array equals `truth`, and every changeset passed the table view's checks.
-  static func expectExact(
-    _ recorder: ArrayRecorder<RawJSON, RawJSON>, _ truth: ListContents?,
-    sourceLocation: SourceLocation = #_sourceLocation
-  ) {
-    #expect(
-      ListContents(recorder.array.sections) == truth,
-      "observer:\n\(ListContents(recorder.array.sections))\ndatabase:\n\(truth?.description ?? "none")",
-      sourceLocation: sourceLocation)
-    #expect(recorder.problems.isEmpty, "\(recorder.problems)", sourceLocation: sourceLocation)
-    #expect(
-      recorder.error == nil, "\(String(describing: recorder.error))",
-      sourceLocation: sourceLocation)
+    TestSupport.expectExact(
+      recorder, try database.contents(list: list), sourceLocation: sourceLocation)
   }
 
   /// A repository on a SQLite file whose observers see other clients' commits only at
@@ -201,7 +187,7 @@ import Testing
     try theirs.appendItem(RawJSON("\"after\""), toSection: 0)
     repository.synchronizeObservers()
     #expect(feed.largestStaging.load(ordering: .relaxed) == 0)
-    Self.expectExact(recorder, try ListContents.read(list: "cities", path: repository.path))
+    TestSupport.expectExact(recorder, try ListContents.read(list: "cities", path: repository.path))
     #expect(recorder.array.sections[0].items.count == 306)
   }
 
@@ -327,7 +313,8 @@ import Testing
     // More entries than both lists hold: the log's 30,000 entries and the small list's
     // 30,011 rows are read (about 60,000), not the large list's 20,001 too (74,000).
     #expect(repository.lastFeedRefreshRowsRead < 67_000, "\(repository.lastFeedRefreshRowsRead)")
-    Self.expectExact(smallRecorder, try ListContents.read(list: "small", path: repository.path))
+    TestSupport.expectExact(
+      smallRecorder, try ListContents.read(list: "small", path: repository.path))
     #expect(smallRecorder.array.sections[0].items.count == 30_010)
     #expect(largeRecorder.changesets.isEmpty)
   }

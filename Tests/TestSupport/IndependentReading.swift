@@ -2,6 +2,7 @@ import Foundation
 import ListStore
 import Observable2D
 import SQLiteKit
+import Testing
 
 /// A list as the tests read it themselves: sections and items with their ids and stored
 /// JSON text, in the order of their position keys' bytes. It is written here, with its
@@ -111,4 +112,19 @@ public struct ListContents: Equatable, Sendable, CustomStringConvertible {
     defer { db.close() }
     return try read(list: name, db: db)
   }
+}
+
+/// The observer's array equals `truth` (the database, read independently), and every
+/// changeset it emitted passed the table view's checks, with no error.
+public func expectExact(
+  _ recorder: ArrayRecorder<RawJSON, RawJSON>, _ truth: ListContents?,
+  sourceLocation: SourceLocation = #_sourceLocation
+) {
+  #expect(
+    ListContents(recorder.array.sections) == truth,
+    "observer:\n\(ListContents(recorder.array.sections))\ndatabase:\n\(truth?.description ?? "no list")",
+    sourceLocation: sourceLocation)
+  #expect(recorder.problems.isEmpty, "\(recorder.problems)", sourceLocation: sourceLocation)
+  #expect(
+    recorder.error == nil, "\(String(describing: recorder.error))", sourceLocation: sourceLocation)
 }

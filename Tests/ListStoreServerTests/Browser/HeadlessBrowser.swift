@@ -315,6 +315,22 @@ struct BrowserPage {
     try evaluate("document.activeElement && document.activeElement.dataset.key || null") as? String
   }
 
+  /// Opens the in-place editor of the button with `data-key` `key` with the keyboard
+  /// alone: Tab to it, Enter, and waits for the field to have the focus.
+  func openEditor(_ key: String) throws {
+    try tab(to: key)
+    try press("Enter")
+    try waitFor("document.activeElement.tagName === 'INPUT'")
+  }
+
+  /// Edits in place with the keyboard alone: opens the editor of `key`, types `text`
+  /// after what the field holds, and saves with Enter.
+  func editInPlace(_ key: String, typing text: String) throws {
+    try openEditor(key)
+    try type(text)
+    try press("Enter")
+  }
+
   /// Presses Tab until the element with `data-key` `key` has the focus; fails past `limit`.
   func tab(to key: String, limit: Int = 80) throws {
     for _ in 0..<limit {

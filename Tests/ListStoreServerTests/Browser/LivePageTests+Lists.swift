@@ -58,11 +58,7 @@ extension LivePageTests {
     let (browser, page) = try openGroceries(server)
     defer { browser.close() }
     try page.evaluate("window.loadedOnce = true; window.entries = history.length")
-    try page.tab(to: "rename-list")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
-    try page.type("food & drink")
-    try page.press("Enter")
+    try page.editInPlace("rename-list", typing: "food & drink")
     // The address, the title and the heading say the new name, without a reload or a new
     // entry in the history, and the page is live on it.
     try page.waitFor(

@@ -39,17 +39,11 @@ extension LivePageTests {
     #expect(stored?["footer"] is NSNull)
     #expect(stored?["header"] as? String == "Fruit")
     // A section without a footer gets one the same way.
-    try page.tab(to: "footer-s\(section)")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
-    try page.type("in season")
-    try page.press("Enter")
+    try page.editInPlace("footer-s\(section)", typing: "in season")
     try page.waitFor("\(Self.footer) === 'in season'")
     #expect(try storedSections("groceries", server).first?["footer"] as? String == "in season")
     // Escape gives up.
-    try page.tab(to: "footer-s\(section)")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
+    try page.openEditor("footer-s\(section)")
     try page.type("never saved")
     try page.press("Escape")
     try page.waitFor("\(Self.footer) === 'in season'")
@@ -69,11 +63,7 @@ extension LivePageTests {
     func metadata() throws -> NSDictionary? {
       try storedSections("groceries", server).last?["metadata"] as? NSDictionary
     }
-    try page.tab(to: "footer-s\(section)")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
-    try page.type("crisp")
-    try page.press("Enter")
+    try page.editInPlace("footer-s\(section)", typing: "crisp")
     try page.waitFor(
       "(document.querySelectorAll('section')[1].querySelector('.footer') || {}).textContent"
         + " === 'crisp'")

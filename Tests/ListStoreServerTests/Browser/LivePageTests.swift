@@ -99,11 +99,7 @@ import Testing
     let section = try page.evaluate("document.querySelector('section').dataset.id") as? String ?? ""
 
     // Edit: Tab to the button, Enter, type over the value, Enter.
-    try page.tab(to: "edit-\(apples)")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
-    try page.type("green apples")
-    try page.press("Enter")
+    try page.editInPlace("edit-\(apples)", typing: "green apples")
     try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"pears\"]'")
     // Add: Tab to the section's field, type, Enter.
     try page.tab(to: "add-\(section)")
@@ -156,11 +152,7 @@ import Testing
       };
       true
       """)
-    try page.tab(to: "edit-\(apples)")
-    try page.press("Enter")
-    try page.waitFor("document.activeElement.tagName === 'INPUT'")
-    try page.type("green apples")
-    try page.press("Enter")
+    try page.editInPlace("edit-\(apples)", typing: "green apples")
     // Drawn from the stream while the answer is held; the user goes on to the add field.
     try page.waitFor("\(Self.shownValues) === '[\"green apples\",\"pears\"]'")
     try page.tab(to: "add-\(section)")
