@@ -10,8 +10,8 @@ import Testing
   let folder = TemporaryDirectory()
   var db: String { folder.file("damaged.sqlite") }
 
-  /// The demo list with 300 more items, checkpointed into the file; returns the pages
-  /// of the schema and of the items table's leaves.
+  /// The demo list with 300 more items, checkpointed into the file; returns the leaves of
+  /// the schema and of the items table.
   func makeDatabase() throws -> (schema: [Int64], itemLeaves: [Int64]) {
     expectSuccess(try liststore(["demo"], database: db))
     let lines = (0..<300).map {
@@ -28,17 +28,21 @@ import Testing
       return pages
     }
     return (
-      try pages("SELECT pageno FROM dbstat WHERE name = 'sqlite_schema' ORDER BY pageno"),
+      try pages(
+        "SELECT pageno FROM dbstat WHERE name = 'sqlite_schema' AND pagetype = 'leaf' ORDER BY pageno"
+      ),
       try pages(
         "SELECT pageno FROM dbstat WHERE name = 'items' AND pagetype = 'leaf' ORDER BY pageno")
     )
   }
 
-  /// Overwrites 800 bytes of page `page` (numbered from 1), as a failing disk might: in
-  /// its last quarter, where a b-tree page keeps its cells however full it is.
-  func damage(page: Int64) throws {
+  /// Overwrites 800 bytes of page `page` (numbered from 1), as a failing disk might: by
+  /// default in its last quarter, where a b-tree page keeps its cells however full it is;
+  /// from `offset` 0, its header and cell pointers (the b-tree's structure itself, which
+  /// SQLite reports the same way whatever text the cells hold).
+  func damage(page: Int64, offset: UInt64 = 3200) throws {
     let handle = try #require(FileHandle(forUpdatingAtPath: db))
-    try handle.seek(toOffset: UInt64(page - 1) * 4096 + 3200)
+    try handle.seek(toOffset: UInt64(page - 1) * 4096 + offset)
     try handle.write(contentsOf: Data(repeating: 0x55, count: 800))
     try handle.close()
   }
@@ -48,7 +52,10 @@ import Testing
     defer { folder.remove() }
     let pages = try makeDatabase()
     let page = try #require(damaged == "schema" ? pages.schema.last : pages.itemLeaves.first)
-    try damage(page: page)
+    // The schema's cells are the tables' and triggers' SQL: damage in their text reads as
+    // a syntax error of whichever trigger it hit, so the schema's leaf is hit in its
+    // structure.
+    try damage(page: page, offset: damaged == "schema" ? 0 : 3200)
     let before = try #require(fileBytes(db))
 
     let checked = try liststore(["check"], database: db)
