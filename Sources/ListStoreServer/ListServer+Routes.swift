@@ -99,6 +99,14 @@ extension ListServer {
         )
       ]),
     Route(
+      pattern: ["push"],
+      methods: [
+        (
+          "POST", .someWrite,
+          { server, call in try server.push(call.request, grant: call.grant) }
+        )
+      ]),
+    Route(
       pattern: ["lists", "*"],
       methods: [
         (
@@ -266,8 +274,8 @@ extension ListServer {
       guard !grant.write.isEmpty else {
         throw APIFailure(
           403, "forbidden",
-          "registering a replica needs a token that may write; a read-only token makes a "
-            + "read-only replica, which never registers")
+          "registering a replica and pushing need a token that may write; a read-only token "
+            + "makes a read-only replica, which never registers nor pushes")
       }
     }
   }

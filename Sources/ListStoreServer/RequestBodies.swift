@@ -37,6 +37,9 @@ struct JSONBody {
     }
   }
 
+  /// A member's parsed node, or `nil` when it is absent.
+  func node(_ key: String) -> JSONSyntax.Node? { members[key] }
+
   /// A member's JSON text, compact, or `nil` when it is absent.
   func optional(_ key: String) -> RawJSON? {
     members[key].map { RawJSON(JSONText.singleLine($0.text(in: bytes))) }
