@@ -13,6 +13,7 @@ import Testing
     "GET openapi.json": .nothing,
     "GET permissions": .token,
     "POST replicas": .someWrite,
+    "POST push": .someWrite,
     "GET lists": .token,
     "GET lists/*": .read,
     "PUT lists/*": .create,

@@ -198,6 +198,9 @@ struct PushApplier {
   private func gap(
     _ table: Table, parent: Int64, excluding id: Int64, _ anchor: ReplicaAnchor
   ) throws -> (String?, String?) {
+    if let recorded = anchor.afterKey, !PositionKey.isValid(recorded) {
+      throw ReplicaRejection("invalid", "afterKey \(quoted(recorded)) is not a position key")
+    }
     let rows = "FROM \(table.rawValue) WHERE \(table.parentColumn) = ? AND id <> ?"
     func key(of row: Int64?) throws -> String? {
       guard let row, row != id else { return nil }

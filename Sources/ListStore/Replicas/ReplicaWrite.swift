@@ -115,8 +115,3 @@ package enum PushRefusal: Error, Sendable, Equatable {
   /// acknowledged came again: the replica's file was copied or restored.
   case forked(number: Int64)
 }
-
-/// Whether `key` is a well-formed position key (a replica's anchor names one).
-package func isValidPositionKey(_ key: String) -> Bool {
-  PositionKey.isValid(key)
-}
