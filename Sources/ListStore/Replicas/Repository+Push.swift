@@ -65,8 +65,8 @@ extension Repository {
   package func applyPush(
     replica: Int64, ackedThrough: Int64, writes: [ReplicaWrite], mayWrite: (String) -> Bool
   ) throws -> PushOutcome {
-    for (earlier, later) in zip(writes, writes.dropFirst()) where later.number != earlier.number &+ 1
-    {
+    for (earlier, later) in zip(writes, writes.dropFirst())
+    where later.number != earlier.number &+ 1 {
       throw PushRefusal.outOfOrder(last: earlier.number, got: later.number)
     }
     do {
