@@ -19,6 +19,9 @@ package final class SQLDialect: Sendable {
   package let lastSeqAndHorizon: String
   /// The type of a `position` value as text (`'text'` where only text is possible).
   package let positionType: String
+  /// The test that an expression is one of the list ids bound, as
+  /// ``listIDsParameter(_:)`` makes them, to `$1`.
+  package let manyListsMembership: String
   /// How an `INSERT` names the id of a new row of a table, and the value it gives, where
   /// ListStore gives it (SQLite, once the table holds rows of another origin: the next
   /// id of the file's own origin); empty where the engine always gives it.
@@ -77,6 +80,7 @@ package final class SQLDialect: Sendable {
     }
   ) {
     self.engine = engine
+    self.manyListsMembership = manyListsMembership
     self.newRowID = newRowID
     self.listIDsText = listIDsText
     changeLogPage = (
