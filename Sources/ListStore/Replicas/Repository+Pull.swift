@@ -36,6 +36,8 @@ extension Repository {
   ///   - start: Called first, with the position the read reflects and whether it is a
   ///     reset.
   ///   - row: Called for each row, in order.
+  /// - Throws: What the callbacks throw, as they threw it, or ``ListStoreError`` when the
+  ///   database cannot be read.
   package func pull(
     lists: [Int64]?, mayRead: (String) -> Bool, after: Int64?,
     start: (_ seq: Int64, _ reset: Bool) throws -> Void,
