@@ -139,7 +139,7 @@ final class ChangeStream: FeedSubscriber, @unchecked Sendable {
     snapshotting = true
     needsReset = false
     sender = SnapshotSender.send(
-      feed.name, server: server, exchange: exchange, framing: .event(event)
+      .list(feed.name), server: server, exchange: exchange, framing: .event(event)
     ) { [self] result in
       server.releaseSnapshotSlot()
       snapshotting = false

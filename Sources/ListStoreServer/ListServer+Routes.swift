@@ -99,6 +99,14 @@ extension ListServer {
         )
       ]),
     Route(
+      pattern: ["changes"],
+      methods: [
+        (
+          "GET", .token,
+          { server, call in try server.pullChanges(call.request, call.exchange, grant: call.grant) }
+        )
+      ]),
+    Route(
       pattern: ["push"],
       methods: [
         (

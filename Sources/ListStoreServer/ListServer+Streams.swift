@@ -116,6 +116,7 @@ extension ListServer {
     streamBudgetExceeded = unsent > configuration.limits.streamBudget
     for stream in streams.values { stream.tick(now: now) }
     dropIdleFeeds()
+    expirePulls(now: now)
   }
 }
 
@@ -140,7 +141,7 @@ extension ListServer {
         headers: [("Content-Type", "application/json; charset=utf-8"), ("ETag", "\"\(seq)\"")])
     }
     try takeSnapshotSlot()
-    SnapshotSender.send(name, server: self, exchange: exchange, framing: .document) {
+    SnapshotSender.send(.list(name), server: self, exchange: exchange, framing: .document) {
       [self] result in
       releaseSnapshotSlot()
       switch result {

@@ -56,6 +56,8 @@ public final class ListServer: @unchecked Sendable {
   /// thread (a wake-up each) between them.
   let writes = DispatchQueue(label: "liststore.server.writes")
   let feeds = Locked<[String: ListFeed]>([:])
+  /// Replicas' long polls waiting for commits, and the watch that wakes them.
+  let pullWaiters = Locked(PullWaiters())
   /// Held while a feed is made, so that one list gets one feed.
   let feedCreation = Locked<Void>(())
   /// Open streams and long polls, touched on the loop's thread only.
@@ -106,6 +108,7 @@ public final class ListServer: @unchecked Sendable {
   public func stop() {
     stopping.withLock { $0 = true }
     inFlight.wait()
+    stopPulls()
     // Every stream and poll ends, and its connection closes once it has sent the rest
     // (within a bound, for clients that do not read).
     let drained = DispatchSemaphore(value: 0)

@@ -42,7 +42,15 @@ final class SnapshotSender: @unchecked Sendable {
   /// The size of each piece handed to the loop.
   static let piece = 64 * 1024
 
-  private let name: String
+  /// What is sent: a list's snapshot, or what a replica pulls.
+  enum Source: Sendable {
+    case list(String)
+    /// The rows of `lists` (every list when `nil`) changed after `after` (all of them
+    /// when `nil`), as `GET /v1/changes` answers them.
+    case pull(lists: [Int64]?, mayRead: @Sendable (String) -> Bool, after: Int64?)
+  }
+
+  private let source: Source
   private let server: ListServer
   private let exchange: HTTPExchange
   private let framing: Framing
@@ -53,10 +61,10 @@ final class SnapshotSender: @unchecked Sendable {
   private var lastProgress = ContinuousClock.now
 
   private init(
-    name: String, server: ListServer, exchange: HTTPExchange, framing: Framing,
+    source: Source, server: ListServer, exchange: HTTPExchange, framing: Framing,
     done: @escaping @Sendable (Result<Int64, ListStoreError>) -> Void
   ) {
-    self.name = name
+    self.source = source
     self.server = server
     self.exchange = exchange
     self.framing = framing
@@ -68,11 +76,11 @@ final class SnapshotSender: @unchecked Sendable {
   /// stopped it; for a document whose head is not sent yet, the caller answers it).
   @discardableResult
   static func send(
-    _ name: String, server: ListServer, exchange: HTTPExchange, framing: Framing,
+    _ source: Source, server: ListServer, exchange: HTTPExchange, framing: Framing,
     done: @escaping @Sendable (Result<Int64, ListStoreError>) -> Void
   ) -> SnapshotSender {
     let sender = SnapshotSender(
-      name: name, server: server, exchange: exchange, framing: framing, done: done)
+      source: source, server: server, exchange: exchange, framing: framing, done: done)
     server.http.loop.execute {
       exchange.onDrained = { [weak sender] in sender?.drained() }
       exchange.setDrainThreshold(Self.window / 2)
@@ -103,8 +111,73 @@ final class SnapshotSender: @unchecked Sendable {
 
   private struct Cancelled: Error {}
 
-  /// Reads the list in one transaction and hands it over piece by piece.
+  /// Reads the source in one transaction and hands it over piece by piece.
   private func sendRows(_ reader: Repository) throws -> Int64 {
+    switch source {
+    case .list(let name): try sendList(name, reader)
+    case .pull(let lists, let mayRead, let after):
+      try sendPull(reader, lists: lists, mayRead: mayRead, after: after)
+    }
+  }
+
+  /// Starts the document's head (on the loop's thread).
+  private func startDocument(_ headers: [(String, String)]) {
+    let exchange = self.exchange
+    server.http.loop.execute { [weak self] in
+      exchange.startStream(
+        status: 200, headers: [("Content-Type", "application/json; charset=utf-8")] + headers,
+        keepsConnection: true, onClose: { self?.cancel() })
+    }
+  }
+
+  /// What a replica pulls: `{"seq", "reset", "rows": [...]}`.
+  private func sendPull(
+    _ reader: Repository, lists: [Int64]?, mayRead: (String) -> Bool, after: Int64?
+  ) throws -> Int64 {
+    var pending: [UInt8] = []
+    pending.reserveCapacity(Self.piece + 4096)
+    var position: Int64 = 0
+    var first = true
+    func append(_ text: String) { pending += text.utf8 }
+    try reader.pull(
+      lists: lists, mayRead: mayRead, after: after,
+      start: { seq, reset in
+        position = seq
+        self.startDocument([("Cache-Control", "no-cache")])
+        append("{\"seq\":\(seq),\"reset\":\(reset),\"rows\":[")
+      },
+      row: { row in
+        append(first ? "{" : ",{")
+        first = false
+        switch row {
+        case .list(let id, let name):
+          append("\"list\":\(id),\"name\":" + JSONText.quote(name))
+        case .section(let list, let id, let key, let metadata):
+          append("\"list\":\(list),\"section\":\(id),\"position\":" + JSONText.quote(key))
+          append(",\"metadata\":")
+          pending += JSONText.singleLine(metadata).utf8
+        case .item(let list, let id, let section, let key, let value):
+          append(
+            "\"list\":\(list),\"item\":\(id),\"section\":\(section),\"position\":"
+              + JSONText.quote(key))
+          append(",\"value\":")
+          pending += JSONText.singleLine(value).utf8
+        case .listDeleted(let id): append("\"list\":\(id),\"deleted\":true")
+        case .sectionDeleted(let list, let id):
+          append("\"list\":\(list),\"section\":\(id),\"deleted\":true")
+        case .itemDeleted(let list, let id):
+          append("\"list\":\(list),\"item\":\(id),\"deleted\":true")
+        }
+        pending.append(UInt8(ascii: "}"))
+        if pending.count >= Self.piece { try self.flush(&pending) }
+      })
+    append("]}")
+    try flush(&pending)
+    return position
+  }
+
+  /// A list's snapshot.
+  private func sendList(_ name: String, _ reader: Repository) throws -> Int64 {
     let list = try reader.list(name, metadata: RawJSON.self, item: RawJSON.self)
     var pending: [UInt8] = []
     pending.reserveCapacity(Self.piece + 4096)
@@ -118,18 +191,11 @@ final class SnapshotSender: @unchecked Sendable {
         snapshotSeq = seq
         switch self.framing {
         case .document:
-          let exchange = self.exchange
-          self.server.http.loop.execute { [weak self] in
-            exchange.startStream(
-              status: 200,
-              headers: [
-                ("Content-Type", "application/json; charset=utf-8"), ("ETag", "\"\(seq)\""),
-              ], keepsConnection: true, onClose: { self?.cancel() })
-          }
+          self.startDocument([("ETag", "\"\(seq)\"")])
         case .event(let event):
           append("event: \(event)\nid: \(seq)\ndata: ")
         }
-        append("{\"list\":" + JSONText.quote(self.name) + ",\"sections\":[")
+        append("{\"list\":" + JSONText.quote(name) + ",\"sections\":[")
       },
       section: { id, metadata in
         if !firstSection { append(",") }

@@ -14,6 +14,7 @@ import Testing
     "GET permissions": .token,
     "POST replicas": .someWrite,
     "POST push": .someWrite,
+    "GET changes": .token,
     "GET lists": .token,
     "GET lists/*": .read,
     "PUT lists/*": .create,

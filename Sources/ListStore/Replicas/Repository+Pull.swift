@@ -218,7 +218,8 @@ private struct PullReader {
         statement.reset()
         if let now {
           try row(now)
-        } else if let logged {
+        } else if let logged, try visible(logged) {
+          // (A row of a list the replica no longer sees goes with the list's deletion.)
           deletions[1].append(.sectionDeleted(list: logged, id: id))
         }
       default:
@@ -237,11 +238,22 @@ private struct PullReader {
         statement.reset()
         if let now {
           try row(now)
-        } else if let logged {
+        } else if let logged, try visible(logged) {
           deletions[2].append(.itemDeleted(list: logged, id: id))
         }
       }
     }
     for deleted in deletions.reversed().joined() { try row(deleted) }
+  }
+}
+
+extension Repository {
+  /// Watches the database for commits — this process's, another's, any client's — and
+  /// calls `onCommit` on a thread of the watch's own after each (several may come as
+  /// one call): what wakes a server's long polls of replicas.
+  /// - Parameter onCommit: Called after commits.
+  /// - Returns: The watch, to cancel; `nil` when this database cannot be watched.
+  package func watchCommits(_ onCommit: @escaping @Sendable () -> Void) -> (any ChangeWatch)? {
+    engine.watch(ownCommits: nil, onChange: { _ in onCommit() }, status: { _ in onCommit() })
   }
 }

@@ -49,6 +49,7 @@ enum ServeCommand {
         GET    /v1/permissions                   what the credentials may do, and on which lists
         POST   /v1/replicas                      register a replica (docs/replicas.md)
         POST   /v1/push                          a replica's writes, applied exactly once
+        GET    /v1/changes                       what a replica pulls, for many lists
         GET    /healthz, /metrics                health (no token), Prometheus metrics
         GET    /v1/openapi.json                  this API in OpenAPI 3.1 (no token)
         GET    /, /lists/NAME                    the live page, for a browser
