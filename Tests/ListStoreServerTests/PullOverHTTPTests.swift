@@ -38,7 +38,8 @@ import Testing
 
     func wait() throws -> Value {
       done.wait()
-      return try value!.get()
+      guard let value else { throw CancellationError() }
+      return try value.get()
     }
   }
 
