@@ -55,6 +55,12 @@ extension ListServer {
       "# HELP liststore_feed_log_rows_read_total Rows those reads returned.",
       "# TYPE liststore_feed_log_rows_read_total counter",
       "liststore_feed_log_rows_read_total \(reads.rows)",
+      "# HELP liststore_replica_resets_total Pulls of replicas answered with every row of their lists: their position was older than the change log keeps, or ahead of the database.",
+      "# TYPE liststore_replica_resets_total counter",
+      "liststore_replica_resets_total \(replicaResets.withLock { $0 })",
+      "# HELP liststore_replica_waiting_pulls Replicas' long polls waiting for a commit.",
+      "# TYPE liststore_replica_waiting_pulls gauge",
+      "liststore_replica_waiting_pulls \(pullWaiters.withLock { $0.waiting.count })",
     ]
     return HTTPResponse(
       status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],

@@ -30,6 +30,11 @@ public final class ListServer: @unchecked Sendable {
     /// Whether the live page's cookie is marked `Secure` also without ``tls``: for a
     /// server behind a proxy that ends HTTPS (`--secure-cookies`).
     public var secureCookies = false
+    /// How long the change log keeps every entry, whatever its readers: a replica away
+    /// for longer gets a reset (docs/replicas.md). Recorded in the database for every
+    /// process that prunes it; zero keeps what live observers have not read
+    /// (`--retain-days`, 30 days by default).
+    public var logRetention: Duration = .seconds(30 * 86_400)
 
     /// The contract's defaults: loopback, port 8040, no tokens.
     public init() {}
@@ -58,6 +63,8 @@ public final class ListServer: @unchecked Sendable {
   let feeds = Locked<[String: ListFeed]>([:])
   /// Replicas' long polls waiting for commits, and the watch that wakes them.
   let pullWaiters = Locked(PullWaiters())
+  /// Pulls of replicas that had a position and got a reset.
+  let replicaResets = Locked(0)
   /// Held while a feed is made, so that one list gets one feed.
   let feedCreation = Locked<Void>(())
   /// Open streams and long polls, touched on the loop's thread only.
@@ -75,6 +82,14 @@ public final class ListServer: @unchecked Sendable {
   public init(repository: Repository, configuration: Configuration) throws(ServerError) {
     self.repository = repository
     self.configuration = configuration
+    if !repository.isReadOnly {
+      let seconds = configuration.logRetention / .seconds(1)
+      do {
+        try repository.setChangeLogRetention(seconds: max(seconds, 0))
+      } catch {
+        throw ServerError("cannot record how long the change log is kept: \(error)")
+      }
+    }
     readers = ReaderPool(source: repository)
     tokens = Locked(configuration.tokens)
     // The server's handler reaches this object once it is made.

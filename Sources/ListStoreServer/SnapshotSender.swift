@@ -143,6 +143,7 @@ final class SnapshotSender: @unchecked Sendable {
       lists: lists, mayRead: mayRead, after: after,
       start: { seq, reset in
         position = seq
+        if reset && after != nil { self.server.replicaResets.withLock { $0 += 1 } }
         self.startDocument([("Cache-Control", "no-cache")])
         append("{\"seq\":\(seq),\"reset\":\(reset),\"rows\":[")
       },

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ListStore
 import PostgresTestSupport
 import Synchronization
 import TestSupport
@@ -104,6 +105,24 @@ import Testing
     let folder = TemporaryDirectory()
     try Data(Self.tokens.utf8).write(to: URL(fileURLWithPath: folder.file("tokens")))
     return (folder, folder.file("tokens"))
+  }
+
+  @Test func theLogIsKeptForTheDaysServeIsTold() throws {
+    let folder = TemporaryDirectory()
+    defer { folder.remove() }
+    let database = folder.file("lists.sqlite")
+    expectSuccess(try liststore(["demo"], database: database))
+    for bad in ["x", "-1", "40000"] {
+      let refused = try liststore(["serve", "--retain-days", bad], database: database)
+      #expect(refused.status == 64 && refused.stderr.contains("--retain-days"), "\(refused)")
+    }
+    let seconds = { try Repository(path: database).changeLogRetention() }
+    let server = try ServerProcess(location: database, arguments: ["--retain-days", "0.5"])
+    #expect(server.stop() == 0)
+    #expect(try seconds() == 43_200)
+    let byDefault = try ServerProcess(location: database)
+    #expect(byDefault.stop() == 0)
+    #expect(try seconds() == 30 * 86_400)
   }
 
   @Test func onSQLite() throws {

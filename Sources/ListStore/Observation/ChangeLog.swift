@@ -61,6 +61,9 @@ enum ChangeLog {
   /// back; a live reader's feed beats every quarter of it.
   static let staleReaderAge: Double = 60
 
+  /// The least time between two marks of when the log reached a seq (for its retention).
+  static let markInterval: Double = 60
+
   /// How many log entries one read of the log covers at most: what a reader holds of
   /// other lists' entries at a time, whatever the size of the transactions it follows.
   static let pageSize = 1000
@@ -284,7 +287,23 @@ enum ChangeLog {
       try unregisterReader(reader.id, db: db)
     }
     let slowest = try db.scalarInt64("SELECT min(seq) FROM change_log_readers") ?? last
-    let through = max(min(slowest, last), last - maximumBacklog)
+    var through = max(min(slowest, last), last - maximumBacklog)
+    // A log kept for a time: only what was reached longer ago goes, whatever the readers.
+    let retention =
+      try db.scalarDouble("SELECT retain_seconds FROM change_log_horizon WHERE id = 1") ?? 0
+    if retention > 0 {
+      let time = now()
+      let newest = try db.scalarDouble("SELECT max(at) FROM change_log_marks") ?? 0
+      if time - newest >= markInterval {
+        try db.run("DELETE FROM change_log_marks WHERE seq >= ?", last)
+        try db.run("INSERT INTO change_log_marks(seq, at) VALUES (?, ?)", last, time)
+      }
+      let reached =
+        try db.scalarInt64(
+          "SELECT max(seq) FROM change_log_marks WHERE at <= ?", time - retention) ?? 0
+      through = min(through, reached)
+      try db.run("DELETE FROM change_log_marks WHERE seq < ?", reached)
+    }
     guard through > (try horizon(db: db)) else { return }
     try db.run("DELETE FROM changes WHERE seq <= ?", through)
     try db.run("UPDATE change_log_horizon SET pruned_through = ? WHERE id = 1", through)

@@ -21,3 +21,26 @@ extension Repository {
     }
   }
 }
+
+extension Repository {
+  /// How long the change log keeps every entry, in seconds (0: what observers need).
+  /// - Throws: ``ListStoreError`` when the database cannot be read.
+  package func changeLogRetention() throws(ListStoreError) -> Double {
+    try read { db in
+      try db.scalarDouble("SELECT retain_seconds FROM change_log_horizon WHERE id = 1") ?? 0
+    }
+  }
+
+  /// Keeps every entry of the change log for `seconds` from when the log reached it,
+  /// whatever its readers — so that a replica away for that long resumes from its
+  /// position — for every process that prunes this database; 0 keeps what live
+  /// observers have not read, as a plain file does. Writes only when it differs.
+  /// - Parameter seconds: How long, from 0.
+  /// - Throws: ``ListStoreError`` when the database cannot be written.
+  package func setChangeLogRetention(seconds: Double) throws(ListStoreError) {
+    guard try changeLogRetention() != seconds else { return }
+    try write { db in
+      _ = try db.run("UPDATE change_log_horizon SET retain_seconds = ? WHERE id = 1", seconds)
+    }
+  }
+}

@@ -51,7 +51,7 @@ extension Repository {
   static let schemaObjects: [(type: String, name: String)] =
     [
       "lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers",
-      "replica_origin", "origin_ids", "replicas", "replica_results",
+      "replica_origin", "origin_ids", "replicas", "replica_results", "change_log_marks",
     ].map { ("table", $0) }
     + [
       "lists_id_is_new", "lists_id_is_fixed", "lists_log_replaced",
@@ -69,7 +69,7 @@ extension Repository {
   static let postgreSQLSchemaObjects: [(type: String, name: String)] =
     [
       "liststore_schema", "lists", "sections", "items", "changes", "change_log_horizon",
-      "change_log_readers", "replicas", "replica_results",
+      "change_log_readers", "replicas", "replica_results", "change_log_marks",
     ].map { ("table", $0) }
     + [
       "lists_lock_writers", "sections_lock_writers", "items_lock_writers",

@@ -199,6 +199,16 @@ extension DatabaseConnection {
     return statement.optionalInt64(at: 0)
   }
 
+  /// The first column of the first row as a number, or `nil` when there is no row or it
+  /// is `NULL`.
+  package func scalarDouble(_ sql: String, _ values: any SQLBindable...) throws -> Double? {
+    let statement = try cached(sql)
+    try statement.bind(values)
+    defer { statement.reset() }
+    guard try statement.step(), statement.optionalString(at: 0) != nil else { return nil }
+    return statement.double(at: 0)
+  }
+
   /// The first column of the first row as text, or `nil`.
   package func scalarText(_ sql: String, _ values: any SQLBindable...) throws -> String? {
     let statement = try cached(sql)

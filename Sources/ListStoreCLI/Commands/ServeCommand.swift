@@ -96,6 +96,11 @@ enum ServeCommand {
       OptionSpec(
         name: "idle-timeout", valueName: "SECONDS",
         help: "How long a connection may wait for a request (default 60)."),
+      OptionSpec(
+        name: "retain-days", valueName: "DAYS",
+        help:
+          "How long the change log keeps every change, for replicas away that long "
+          + "(default 30; 0 keeps what watchers need)."),
     ],
     // A server is a writer: like `list create`, it creates and migrates the database.
     database: .writes, run: run)
@@ -120,6 +125,15 @@ enum ServeCommand {
           command: ["serve"])
       }
       configuration.limits.maxBody = bytes
+    }
+    if let text = invocation.option("retain-days") {
+      guard let days = Double(text), days >= 0, days <= 36_500 else {
+        throw UsageError(
+          message:
+            "--retain-days must be a number of days from 0 to 36500, like 30; got \(text.debugDescription)",
+          command: ["serve"])
+      }
+      configuration.logRetention = .seconds(days * 86_400)
     }
     for (option, limit) in [
       ("max-connections", \ServerLimits.maxConnections), ("max-streams", \.maxStreams),
