@@ -140,7 +140,8 @@ let package = Package(
     .testTarget(
       name: "ListStoreTests",
       dependencies: [
-        "ListStore", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport", "TestSupport",
+        "ListStore", "ListStoreFormats", "SQLiteKit", "PostgreSQLKit", "PostgresTestSupport",
+        "TestSupport",
       ]
     ),
     .testTarget(

@@ -34,50 +34,7 @@ package enum ReplicaWire {
   }
 
   /// An intent as JSON text.
-  package static func json(_ intent: ReplicaIntent) -> String {
-    func object(_ op: String, _ members: [(String, String?)]) -> String {
-      "{\"op\":\"\(op)\""
-        + members.compactMap { key, value in value.map { ",\"\(key)\":\($0)" } }.joined() + "}"
-    }
-    func anchor(_ anchor: ReplicaAnchor) -> [(String, String?)] {
-      [
-        ("after", anchor.after.map(String.init) ?? "null"),
-        ("before", anchor.before.map(String.init)),
-        ("afterKey", anchor.afterKey.map(JSONText.quote)),
-      ]
-    }
-    switch intent {
-    case .createList(let id, let name):
-      return object("list.create", [("list", "\(id)"), ("name", JSONText.quote(name))])
-    case .renameList(let id, let name):
-      return object("list.rename", [("list", "\(id)"), ("name", JSONText.quote(name))])
-    case .deleteList(let id):
-      return object("list.delete", [("list", "\(id)")])
-    case .insertSection(let list, let id, let metadata, let place):
-      return object(
-        "section.insert",
-        [("list", "\(list)"), ("id", "\(id)"), ("metadata", metadata)] + anchor(place))
-    case .moveSection(let list, let id, let place):
-      return object("section.move", [("list", "\(list)"), ("id", "\(id)")] + anchor(place))
-    case .setSection(let list, let id, let metadata):
-      return object("section.set", [("list", "\(list)"), ("id", "\(id)"), ("metadata", metadata)])
-    case .deleteSection(let list, let id):
-      return object("section.delete", [("list", "\(list)"), ("id", "\(id)")])
-    case .insertItem(let list, let section, let id, let value, let place):
-      return object(
-        "item.insert",
-        [("list", "\(list)"), ("section", "\(section)"), ("id", "\(id)"), ("value", value)]
-          + anchor(place))
-    case .moveItem(let list, let section, let id, let place):
-      return object(
-        "item.move",
-        [("list", "\(list)"), ("section", "\(section)"), ("id", "\(id)")] + anchor(place))
-    case .setItem(let list, let id, let value):
-      return object("item.set", [("list", "\(list)"), ("id", "\(id)"), ("value", value)])
-    case .deleteItem(let list, let id):
-      return object("item.delete", [("list", "\(list)"), ("id", "\(id)")])
-    }
-  }
+  package static func json(_ intent: ReplicaIntent) -> String { intent.json }
 
   // MARK: Reading
 

@@ -52,6 +52,7 @@ extension Repository {
     [
       "lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers",
       "replica_origin", "origin_ids", "replicas", "replica_results", "change_log_marks",
+      "outbox_rows", "outbox", "outbox_before",
     ].map { ("table", $0) }
     + [
       "lists_id_is_new", "lists_id_is_fixed", "lists_log_replaced",
@@ -63,6 +64,9 @@ extension Repository {
       "items_id_is_new", "items_id_is_fixed", "items_position_is_a_key",
       "items_position_stays_a_key", "items_need_section", "items_move_need_section",
       "items_log_insert", "items_log_update", "items_log_delete", "replica_origin_set",
+      "lists_outbox_insert", "lists_outbox_update", "lists_outbox_delete",
+      "sections_outbox_insert", "sections_outbox_update", "sections_outbox_delete",
+      "items_outbox_insert", "items_outbox_update", "items_outbox_delete",
     ].map { ("trigger", $0) }
 
   /// The tables and triggers of the PostgreSQL schema, for `check()`.

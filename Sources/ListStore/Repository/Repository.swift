@@ -217,6 +217,8 @@ public final class Repository: Sendable {
       let outcome: (result: Result, observers: [FeedObserver], refresh: Bool, feed: ChangeFeed?)
       do {
         let result = try body(connection)
+        // A replica's commit closes the rows it touched into a write of its outbox.
+        if engine.dialect.engine == .sqlite { try ReplicaOutbox.closeWrite(db: connection) }
         // The feed as it is now: `body` may have started observing.
         let feed = feedStorage.withLock { $0 }
         let staged = try feed?.committing(db: connection) { try connection.commit() }

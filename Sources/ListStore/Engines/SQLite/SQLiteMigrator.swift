@@ -182,8 +182,13 @@ enum SQLiteMigrator {
       try connection.transaction(.immediate) {
         let current = try checkSchema(connection, path: path)
         guard current < migration.version else { return }
+        // A replica's migration writes nothing of its own to push: the outbox's triggers
+        // (version 8) note nothing while `applying` is set.
+        let applying = current >= 8
+        if applying { try connection.execute("UPDATE replica_origin SET applying = 1") }
         try connection.execute(migration.sql)
         try dataStep(after: migration.version)?(connection)
+        if applying { try connection.execute("UPDATE replica_origin SET applying = 0") }
         try connection.execute("PRAGMA user_version = \(migration.version)")
       }
     }

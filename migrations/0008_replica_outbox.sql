@@ -1,0 +1,151 @@
+-- ListStore schema, version 8: a replica's outbox (docs/replicas.md).
+--
+-- In a replica's file (`replica_origin.origin` > 0), every local commit — by ListStore,
+-- the CLI, the sqlite3 shell — notes the rows it touched in `outbox_rows`, in the same
+-- transaction, by these triggers; ListStore closes them into one write of `outbox`
+-- just before its own commits (another client's commits are closed by the next
+-- ListStore commit or sync): the write's intents, each row placed after its predecessor
+-- in the new order. `outbox_before` keeps each row as it was before the first pending
+-- write touched it: the server's state, on which a sync replays the pending writes.
+-- The sync engine's own writes (`applying` = 1), migrations from this one on (run with
+-- `applying` set) and a plain file's (origin 0) note nothing.
+
+-- Rows touched by local commits not yet closed into a write. `op`: 1 inserted, 2 moved
+-- (position or parent), 4 value, metadata or name changed, 8 deleted.
+CREATE TABLE outbox_rows (
+  kind INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  op INTEGER NOT NULL,
+  list INTEGER,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+
+-- Writes waiting for the server, numbered from 1 (never a number twice): `ops` is the
+-- write's intents as pushed (a JSON array), `digest` a digest of them, `protocol` the
+-- replica protocol they were made under.
+CREATE TABLE outbox (
+  n INTEGER PRIMARY KEY AUTOINCREMENT,
+  protocol INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  ops TEXT NOT NULL CHECK (json_valid(ops))
+);
+
+-- Each row as it was before the first pending write touched it (`existed` 0: it did not
+-- exist). `parent` is a section's list or an item's section; a list's name is its value.
+CREATE TABLE outbox_before (
+  kind INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  existed INTEGER NOT NULL,
+  parent INTEGER,
+  position TEXT,
+  value TEXT,
+  PRIMARY KEY (kind, id)
+) WITHOUT ROWID;
+
+-- Lists ----------------------------------------------------------------------------
+
+CREATE TRIGGER lists_outbox_insert AFTER INSERT ON lists
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0
+  AND (NEW.id >> 40) = origin) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list) VALUES (0, NEW.id, 1, NEW.id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 1;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed) VALUES (0, NEW.id, 0);
+END;
+
+CREATE TRIGGER lists_outbox_update AFTER UPDATE ON lists
+WHEN (OLD.name IS NOT NEW.name OR OLD.id IS NOT NEW.id)
+  AND EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0) BEGIN
+  -- A row renumbered into the file's origin: its insert is the new id's.
+  DELETE FROM outbox_rows WHERE kind = 0 AND id = OLD.id AND OLD.id <> NEW.id;
+  DELETE FROM outbox_before WHERE kind = 0 AND id = OLD.id AND OLD.id <> NEW.id AND existed = 0;
+  INSERT INTO outbox_rows(kind, id, op, list)
+  VALUES (0, NEW.id, CASE WHEN OLD.id <> NEW.id THEN 1 ELSE 4 END, NEW.id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | excluded.op;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, value)
+  VALUES (0, NEW.id, OLD.id = NEW.id, CASE WHEN OLD.id = NEW.id THEN OLD.name END);
+END;
+
+CREATE TRIGGER lists_outbox_delete AFTER DELETE ON lists
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list) VALUES (0, OLD.id, 8, OLD.id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 8;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, value) VALUES (0, OLD.id, 1, OLD.name);
+END;
+
+-- Sections -------------------------------------------------------------------------
+
+CREATE TRIGGER sections_outbox_insert AFTER INSERT ON sections
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0
+  AND (NEW.id >> 40) = origin) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list) VALUES (1, NEW.id, 1, NEW.list_id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 1;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed) VALUES (1, NEW.id, 0);
+END;
+
+CREATE TRIGGER sections_outbox_update AFTER UPDATE ON sections
+WHEN (OLD.id IS NOT NEW.id OR OLD.list_id IS NOT NEW.list_id
+    OR OLD.position IS NOT NEW.position OR OLD.metadata IS NOT NEW.metadata)
+  AND EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0) BEGIN
+  DELETE FROM outbox_rows WHERE kind = 1 AND id = OLD.id AND OLD.id <> NEW.id;
+  DELETE FROM outbox_before WHERE kind = 1 AND id = OLD.id AND OLD.id <> NEW.id AND existed = 0;
+  INSERT INTO outbox_rows(kind, id, op, list)
+  VALUES (1, NEW.id,
+    CASE WHEN OLD.id <> NEW.id THEN 1 ELSE
+      (CASE WHEN OLD.list_id IS NOT NEW.list_id OR OLD.position IS NOT NEW.position
+        THEN 2 ELSE 0 END) | (CASE WHEN OLD.metadata IS NOT NEW.metadata THEN 4 ELSE 0 END)
+    END, NEW.list_id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | excluded.op, list = excluded.list;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, parent, position, value)
+  SELECT 1, NEW.id, 1, OLD.list_id, OLD.position, OLD.metadata WHERE OLD.id = NEW.id
+  UNION ALL SELECT 1, NEW.id, 0, NULL, NULL, NULL WHERE OLD.id <> NEW.id;
+END;
+
+-- Sections deleted with their list go with the list's delete.
+CREATE TRIGGER sections_outbox_delete AFTER DELETE ON sections
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0)
+  AND EXISTS (SELECT 1 FROM lists WHERE id = OLD.list_id) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list) VALUES (1, OLD.id, 8, OLD.list_id)
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 8, list = excluded.list;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, parent, position, value)
+  VALUES (1, OLD.id, 1, OLD.list_id, OLD.position, OLD.metadata);
+END;
+
+-- Items ----------------------------------------------------------------------------
+
+CREATE TRIGGER items_outbox_insert AFTER INSERT ON items
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0
+  AND (NEW.id >> 40) = origin) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list)
+  VALUES (2, NEW.id, 1, (SELECT list_id FROM sections WHERE id = NEW.section_id))
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 1;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed) VALUES (2, NEW.id, 0);
+END;
+
+CREATE TRIGGER items_outbox_update AFTER UPDATE ON items
+WHEN (OLD.id IS NOT NEW.id OR OLD.section_id IS NOT NEW.section_id
+    OR OLD.position IS NOT NEW.position OR OLD.value IS NOT NEW.value)
+  AND EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0) BEGIN
+  DELETE FROM outbox_rows WHERE kind = 2 AND id = OLD.id AND OLD.id <> NEW.id;
+  DELETE FROM outbox_before WHERE kind = 2 AND id = OLD.id AND OLD.id <> NEW.id AND existed = 0;
+  INSERT INTO outbox_rows(kind, id, op, list)
+  VALUES (2, NEW.id,
+    CASE WHEN OLD.id <> NEW.id THEN 1 ELSE
+      (CASE WHEN OLD.section_id IS NOT NEW.section_id OR OLD.position IS NOT NEW.position
+        THEN 2 ELSE 0 END) | (CASE WHEN OLD.value IS NOT NEW.value THEN 4 ELSE 0 END)
+    END, (SELECT list_id FROM sections WHERE id = NEW.section_id))
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | excluded.op, list = excluded.list;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, parent, position, value)
+  SELECT 2, NEW.id, 1, OLD.section_id, OLD.position, OLD.value WHERE OLD.id = NEW.id
+  UNION ALL SELECT 2, NEW.id, 0, NULL, NULL, NULL WHERE OLD.id <> NEW.id;
+END;
+
+-- Items deleted with their section go with the section's delete.
+CREATE TRIGGER items_outbox_delete AFTER DELETE ON items
+WHEN EXISTS (SELECT 1 FROM replica_origin WHERE origin > 0 AND applying = 0)
+  AND EXISTS (SELECT 1 FROM sections WHERE id = OLD.section_id) BEGIN
+  INSERT INTO outbox_rows(kind, id, op, list)
+  VALUES (2, OLD.id, 8, (SELECT list_id FROM sections WHERE id = OLD.section_id))
+  ON CONFLICT (kind, id) DO UPDATE SET op = op | 8, list = excluded.list;
+  INSERT OR IGNORE INTO outbox_before(kind, id, existed, parent, position, value)
+  VALUES (2, OLD.id, 1, OLD.section_id, OLD.position, OLD.value);
+END;
