@@ -1,4 +1,5 @@
 import Foundation
+import ListStore
 import ListStoreFormats
 
 /// Checks the server's answers against docs/openapi.json: that each status is one the

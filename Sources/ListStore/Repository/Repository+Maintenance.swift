@@ -52,7 +52,7 @@ extension Repository {
     [
       "lists", "sections", "items", "changes", "change_log_horizon", "change_log_readers",
       "replica_origin", "origin_ids", "replicas", "replica_results", "change_log_marks",
-      "outbox_rows", "outbox", "outbox_before",
+      "outbox_rows", "outbox", "outbox_before", "replica", "replica_rejections",
     ].map { ("table", $0) }
     + [
       "lists_id_is_new", "lists_id_is_fixed", "lists_log_replaced",

@@ -1,5 +1,3 @@
-import ListStore
-
 /// A replica's writes as `POST /v1/push` carries them: each write
 /// `{"n", "digest", "protocol", "ops": [...]}`, each op an object named by `"op"`
 /// (docs/replicas.md has the table).

@@ -1,5 +1,3 @@
-import ListStore
-
 /// A JSON parser that keeps where every value is in its text, for the CLI's two needs:
 /// errors that point at a line and column (or a place like `sections[2].items[5]`), and
 /// values passed through as the very text the user wrote, so keys keep their order and
