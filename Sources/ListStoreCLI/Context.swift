@@ -51,8 +51,13 @@ final class Output {
 struct CommandError: Error, CustomStringConvertible {
   /// What went wrong, and what to do.
   var description: String
+  /// The exit status (1 unless the command documents another).
+  var status: Int32 = 1
 
-  init(_ description: String) { self.description = description }
+  init(_ description: String, status: Int32 = 1) {
+    self.description = description
+    self.status = status
+  }
 }
 
 /// What a command runs with: the database it works on and where it prints.
@@ -67,6 +72,11 @@ final class Context {
   let err: Output
   /// `--token`, for a server.
   let token: String?
+
+  /// The token for a server: `--token`, else `$LISTSTORE_TOKEN`; `nil` for none.
+  var serverToken: String? {
+    (token ?? environment["LISTSTORE_TOKEN"]).flatMap { $0.isEmpty ? nil : $0 }
+  }
   private var openedRepository: Repository?
   private var openedRemote: RemoteRepository?
 

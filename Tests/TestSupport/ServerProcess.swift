@@ -23,13 +23,14 @@ public final class ServerProcess: @unchecked Sendable {
   ///   - workingDirectory: Where it runs (relative paths in `arguments` start there); this
   ///     process's own folder unless given.
   ///   - descriptorLimit: A lower limit of open files for the server (`ulimit -n`).
+  ///   - port: The port to listen on (0: a free one); a restarted server takes its old one.
   /// - Throws: When it does not start listening.
   public init(
     location: String, arguments: [String] = [], environment: [String: String] = [:],
-    workingDirectory: String? = nil, descriptorLimit: Int? = nil
+    workingDirectory: String? = nil, descriptorLimit: Int? = nil, port: Int = 0
   ) throws {
     let command =
-      [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:0"] + arguments
+      [liststoreBinary, "--db", location, "serve", "--listen", "127.0.0.1:\(port)"] + arguments
     // With a limit, through a shell that sets it and then becomes the server.
     output = try WatchProcess(
       descriptorLimit.map { ["/bin/sh", "-c", "ulimit -n \($0) && exec \"$0\" \"$@\""] + command }

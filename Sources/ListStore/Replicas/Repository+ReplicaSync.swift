@@ -73,7 +73,9 @@ extension Repository {
 
   /// The file's replica record; `nil` for a file that is not a replica's.
   package func replicaRecord() throws(ListStoreError) -> ReplicaRecord? {
-    try read { db in
+    // A replica is a SQLite file.
+    guard engine.dialect.engine == .sqlite else { return nil }
+    return try read { db in
       let statement = try db.cached(
         "SELECT server, number, lists, seq, acked_through, read_only FROM replica WHERE id = 1")
       defer { statement.reset() }

@@ -268,6 +268,8 @@ enum Commands {
     ImportCommand.spec,
     BatchCommand.spec,
     ServeCommand.spec,
+    ReplicaCommands.clone,
+    ReplicaCommands.sync,
     CountersCommand.screen, CountersCommand.add, CountersCommand.increment,
     CountersCommand.decrement, CountersCommand.remove, CountersCommand.show,
     CompletionCommand.spec, ManCommand.spec,

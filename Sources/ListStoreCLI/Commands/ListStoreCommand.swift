@@ -89,6 +89,10 @@ public enum ListStoreCommand {
         ) { (try? context.listNames()) ?? [] }
         err.line("error: \(message)")
         return 1
+      } catch let error as CommandError {
+        out.discard()
+        err.line("error: \(error)")
+        return error.status
       } catch {
         out.discard()
         err.line("error: \(error)")
