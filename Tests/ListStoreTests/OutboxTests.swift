@@ -31,10 +31,10 @@ import Testing
       let copy = try Connection(path: folder.file("server.sqlite"))
       try copy.execute("VACUUM INTO '\(folder.file("replica.sqlite"))'")
       copy.close()
-      let made = try Connection(path: folder.file("replica.sqlite"))
-      try made.execute("UPDATE replica_origin SET origin = \(number)")
-      made.close()
       replica = try Repository(path: folder.file("replica.sqlite"))
+      try replica.makeReplica(
+        server: "test", number: number, lists: nil, seq: try server.changeLogPosition(),
+        readOnly: false)
     }
 
     /// The writes in the replica's outbox.

@@ -68,6 +68,7 @@ extension Repository {
         server, number, lists.map { "[" + $0.map(String.init).joined(separator: ",") + "]" }, seq,
         readOnly ? 1 : 0)
       if number > 0 { try db.run("UPDATE replica_origin SET origin = ? WHERE id = 1", number) }
+      try ReplicaOutbox.createTriggers(db: db)
     }
   }
 

@@ -64,9 +64,6 @@ extension Repository {
       "items_id_is_new", "items_id_is_fixed", "items_position_is_a_key",
       "items_position_stays_a_key", "items_need_section", "items_move_need_section",
       "items_log_insert", "items_log_update", "items_log_delete", "replica_origin_set",
-      "lists_outbox_insert", "lists_outbox_update", "lists_outbox_delete",
-      "sections_outbox_insert", "sections_outbox_update", "sections_outbox_delete",
-      "items_outbox_insert", "items_outbox_update", "items_outbox_delete",
     ].map { ("trigger", $0) }
 
   /// The tables and triggers of the PostgreSQL schema, for `check()`.
@@ -181,6 +178,14 @@ extension Repository {
       for (type, name) in sqlite ? Self.schemaObjects : Self.postgreSQLSchemaObjects
       where try !exists(type, name) {
         add("schema", "the \(type) \(name) is missing")
+      }
+      // A replica's file notes its local commits by triggers of its own.
+      if sqlite, try exists("table", "replica"),
+        try db.scalarInt64("SELECT 1 FROM replica WHERE id = 1") != nil
+      {
+        for name in ReplicaOutbox.triggerNames where try !exists("trigger", name) {
+          add("schema", "the trigger \(name) is missing: this replica's local writes are not noted")
+        }
       }
       advance()
       guard problems.allSatisfy({ $0.check != "schema" || !$0.detail.contains("table") }) else {
