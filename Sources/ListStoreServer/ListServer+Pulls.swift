@@ -39,21 +39,7 @@ extension ListServer {
         return id
       }
     }
-    var after: Int64?
-    if let text = request.query["after"] {
-      guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
-        throw APIFailure(400, "badRequest", "after=\(text) must be a seq: a whole number from 0")
-      }
-      after = value
-    }
-    var wait = 30.0
-    if let text = request.query["wait"] {
-      guard let seconds = Double(text), seconds >= 0, seconds <= 300 else {
-        throw APIFailure(
-          400, "badRequest", "wait=\(text) must be a number of seconds from 0 to 300")
-      }
-      wait = seconds
-    }
+    let (after, wait) = try Self.position(request)
     if request.method == "HEAD" {
       return HTTPResponse(
         status: 200,

@@ -49,23 +49,9 @@ extension ListServer {
           ), ("Cache-Control", "no-cache"),
         ])
     }
-    var after: Int64?
     // An empty Last-Event-ID is none (a stream that has seen no event with an id).
     let lastEventID = request.headers["last-event-id"].flatMap { $0.isEmpty ? nil : $0 }
-    if let text = request.query["after"] ?? lastEventID {
-      guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
-        throw APIFailure(400, "badRequest", "after=\(text) must be a seq: a whole number from 0")
-      }
-      after = value
-    }
-    var wait = 30.0
-    if let text = request.query["wait"] {
-      guard let seconds = Double(text), seconds >= 0, seconds <= 300 else {
-        throw APIFailure(
-          400, "badRequest", "wait=\(text) must be a number of seconds from 0 to 300")
-      }
-      wait = seconds
-    }
+    let (after, wait) = try Self.position(request, lastEventID: lastEventID)
     if !wantsEvents && after == nil {
       throw APIFailure(
         400, "badRequest",
@@ -107,6 +93,29 @@ extension ListServer {
       http.loop.execute { stream.start(missed: missed, position: from) }
     }
     return nil
+  }
+
+  /// A long poll's or stream's `after=SEQ` (or `Last-Event-ID`), and its `wait=SECONDS`
+  /// (30 by default, 0 to 300).
+  static func position(_ request: HTTPRequest, lastEventID: String? = nil) throws
+    -> (after: Int64?, wait: Double)
+  {
+    var after: Int64?
+    if let text = request.query["after"] ?? lastEventID {
+      guard let value = Int64(text.trimmingSpaces()), value >= 0 else {
+        throw APIFailure(400, "badRequest", "after=\(text) must be a seq: a whole number from 0")
+      }
+      after = value
+    }
+    var wait = 30.0
+    if let text = request.query["wait"] {
+      guard let seconds = Double(text), seconds >= 0, seconds <= 300 else {
+        throw APIFailure(
+          400, "badRequest", "wait=\(text) must be a number of seconds from 0 to 300")
+      }
+      wait = seconds
+    }
+    return (after, wait)
   }
 
   /// Once a second, on the loop's thread.

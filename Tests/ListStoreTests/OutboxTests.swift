@@ -56,18 +56,6 @@ import Testing
         return writes
       }
     }
-
-    /// Every list, with its sections and items in order.
-    static func contents(_ repository: Repository) throws -> [String] {
-      try repository.lists().map { summary in
-        let list = try repository.list(summary.name, metadata: RawJSON.self, item: RawJSON.self)
-        let sections = try list.storedSections().map { section in
-          "\(section.row.id) \(section.row.json): "
-            + section.items.map { "\($0.id) \($0.json)" }.joined(separator: ", ")
-        }
-        return "\(summary.id) \(summary.name) [" + sections.joined(separator: "; ") + "]"
-      }
-    }
   }
 
   @Test func pushingTheOutboxGivesTheServerTheReplicasLists() throws {
@@ -151,7 +139,9 @@ import Testing
       replica: pair.number, ackedThrough: 0, writes: writes, mayWrite: { _ in true })
     let rejected = outcome.results.filter { if case .rejected = $0.result { true } else { false } }
     #expect(rejected.isEmpty, "seed \(seed): \(rejected)")
-    #expect(try Pair.contents(pair.server) == (try Pair.contents(pair.replica)), "seed \(seed)")
+    #expect(
+      try ReplicaSyncTests.contents(pair.server)
+        == (try ReplicaSyncTests.contents(pair.replica)), "seed \(seed)")
   }
 
   @Test func anotherClientsCommitsAreNotedAndTheSyncEnginesAreNot() throws {
