@@ -54,7 +54,6 @@ extension ListServer {
     guard version >= 1 else {
       throw APIFailure(400, "badRequest", "\"protocol\" must be a version, from 1")
     }
-    guard version <= Self.replicaProtocol else { throw Self.protocolTooNew(version) }
     let ackedThrough = try body.integer("ackedThrough") ?? 0
     guard ackedThrough >= 0 else {
       throw APIFailure(400, "badRequest", "\"ackedThrough\" must be a write's number, or 0")
@@ -73,6 +72,8 @@ extension ListServer {
     } catch {
       throw APIFailure(400, "badRequest", "\(error.message) (nothing was applied)")
     }
+    // A later protocol is answered once the whole body is known to be well formed.
+    guard version <= Self.replicaProtocol else { throw Self.protocolTooNew(version) }
     if let later = writes.first(where: { $0.protocolVersion > Self.replicaProtocol }) {
       throw Self.protocolTooNew(later.protocolVersion)
     }
