@@ -118,9 +118,11 @@ import Testing
     }
     let seconds = { try Repository(path: database).changeLogRetention() }
     let server = try ServerProcess(location: database, arguments: ["--retain-days", "0.5"])
+    #expect(try http("GET", server.base + "/healthz").status == 200)
     #expect(server.stop() == 0)
     #expect(try seconds() == 43_200)
     let byDefault = try ServerProcess(location: database)
+    #expect(try http("GET", byDefault.base + "/healthz").status == 200)
     #expect(byDefault.stop() == 0)
     #expect(try seconds() == 30 * 86_400)
   }

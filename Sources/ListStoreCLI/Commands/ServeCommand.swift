@@ -177,12 +177,14 @@ enum ServeCommand {
     let shown = configuration.host.contains(":") ? "[\(configuration.host)]" : configuration.host
     let scheme = configuration.tls == nil ? "http" : "https"
     let base = "\(scheme)://\(shown):\(server.port)"
+    // Watched before the address is printed: a supervisor may stop the server as soon as
+    // it reads the line.
+    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { server.stop() }
     context.out.line("listening on \(base)")
     context.out.line(
       "the live page: \(base)/"
         + (configuration.tokens == nil ? "" : " (open it once with ?access_token=TOKEN)"))
     context.out.flush()
-    let signals = SignalWatcher(signals: [SIGINT, SIGTERM]) { server.stop() }
     // SIGHUP reads the tokens file again.
     let tokensFile = invocation.option("tokens")
     let reload = SignalWatcher(signals: [SIGHUP]) {
