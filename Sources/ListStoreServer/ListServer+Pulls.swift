@@ -80,15 +80,7 @@ extension ListServer {
       framing: .document
     ) { [self] result in
       releaseSnapshotSlot()
-      switch result {
-      case .success: exchange.endStream()
-      case .failure(let error):
-        if exchange.hasStarted {
-          exchange.abort()
-        } else {
-          exchange.sendNow(Self.response(for: error))
-        }
-      }
+      Self.finishDocument(exchange, result)
     }
   }
 

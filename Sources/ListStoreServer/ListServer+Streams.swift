@@ -153,19 +153,24 @@ extension ListServer {
     SnapshotSender.send(.list(name), server: self, exchange: exchange, framing: .document) {
       [self] result in
       releaseSnapshotSlot()
-      switch result {
-      case .success: exchange.endStream()
-      case .failure(let error):
-        // Before the head: the error's answer; after it, the connection is cut, so that a
-        // cut document never looks whole.
-        if exchange.hasStarted {
-          exchange.abort()
-        } else {
-          exchange.sendNow(Self.response(for: error))
-        }
-      }
+      Self.finishDocument(exchange, result)
     }
     return nil
+  }
+
+  /// Ends a streamed document (on the loop's thread): whole, or — failed before its head —
+  /// the error's answer, or after it a cut connection, so that a cut document never looks
+  /// whole.
+  static func finishDocument(_ exchange: HTTPExchange, _ result: Result<Int64, ListStoreError>) {
+    switch result {
+    case .success: exchange.endStream()
+    case .failure(let error):
+      if exchange.hasStarted {
+        exchange.abort()
+      } else {
+        exchange.sendNow(response(for: error))
+      }
+    }
   }
 
   /// Counts a snapshot in, or refuses it when too many are under way.

@@ -91,7 +91,6 @@ private struct PullReader {
   let lists: [Int64]?
   let mayRead: (String) -> Bool
   private let followed: Set<Int64>?
-  private var names: [Int64: String?] = [:]
 
   init(db: any DatabaseConnection, lists: [Int64]?, mayRead: @escaping (String) -> Bool) {
     self.db = db

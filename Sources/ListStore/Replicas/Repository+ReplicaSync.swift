@@ -81,9 +81,7 @@ extension Repository {
         "SELECT server, number, lists, seq, acked_through, read_only FROM replica WHERE id = 1")
       defer { statement.reset() }
       guard try statement.step() else { return nil }
-      let lists = statement.optionalString(at: 2).map { text in
-        text.dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
-      }
+      let lists = statement.optionalString(at: 2).map(Self.listIDs)
       return ReplicaRecord(
         server: statement.string(at: 0), number: statement.int64(at: 1), lists: lists,
         seq: statement.int64(at: 3), ackedThrough: statement.int64(at: 4),
@@ -168,9 +166,12 @@ extension Repository {
   }
 
   private func replicaRecordLists(_ db: any DatabaseConnection) throws -> [Int64]? {
-    try db.scalarText("SELECT lists FROM replica WHERE id = 1").map { text in
-      text.dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
-    }
+    try db.scalarText("SELECT lists FROM replica WHERE id = 1").map(Self.listIDs)
+  }
+
+  /// The ids of the record's `lists`, a JSON array of whole numbers.
+  private static func listIDs(_ text: String) -> [Int64] {
+    text.dropFirst().dropLast().split(separator: ",").compactMap { Int64($0) }
   }
 }
 

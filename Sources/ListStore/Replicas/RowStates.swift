@@ -9,9 +9,6 @@ struct RowState: Equatable, Sendable {
   var parent: Int64?
   var position: String?
   var value: String
-
-  /// The key of the row in the maps of states.
-  var key: RowKey { RowKey(kind: kind, id: id) }
 }
 
 /// A row's kind (0 list, 1 section, 2 item) and id.
